@@ -1,0 +1,130 @@
+"""The governance stage: every feedback message passes here before any agent sees it.
+
+Order matters: cut over-long input first (bounds all later work; the cut-off part is never seen), redact
+PII, then run the compliance rules and the injection guard on the redacted text, then score sentiment on
+what the agent will actually read. The engine loads once per process (`get_engine`); Presidio's analyzer
+and the spaCy model are the slow part (~1 s).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from presidio_analyzer import RecognizerResult
+
+from agents.governance.config import GovernanceConfig, load_config
+from agents.governance.pii import PiiRedactor
+from agents.governance.result import GovernanceResult
+from agents.governance.rules import ComplianceRules, InjectionGuard
+from agents.governance.sentiment import Sentiment, SentimentScorer
+
+TRUNCATED_FLAG = "truncated"
+EMPTY_FLAG = "empty"
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedText:
+    text: str
+    truncated: bool
+
+
+class GovernanceEngine:
+    def __init__(self, config: GovernanceConfig):
+        self.config = config
+        self.redactor = PiiRedactor(config.pii)
+        self.sentiment = SentimentScorer(config.sentiment)
+        self.rules = ComplianceRules(config.rules)
+        self.injection = InjectionGuard(config.prompt_injection)
+        self._rank = {decision: i for i, decision in enumerate(config.decision_precedence)}
+
+    def govern(self, text: str) -> GovernanceResult:
+        prepared = self.prepare(text)
+        if not prepared.text.strip():
+            return self._empty(prepared)
+        return self._decide(prepared, self.redactor.analyze(prepared.text))
+
+    def govern_many(self, texts: Sequence[str]) -> list[GovernanceResult]:
+        """Same results as `govern` on each text, with one batched spaCy pass over all of them."""
+        prepared = [self.prepare(text) for text in texts]
+        to_analyze = [p for p in prepared if p.text.strip()]
+        findings = iter(self.redactor.analyze_many([p.text for p in to_analyze]))
+        return [self._decide(p, next(findings)) if p.text.strip() else self._empty(p) for p in prepared]
+
+    def prepare(self, text: str) -> PreparedText:
+        """Make any str safe to analyse: lone surrogates become '?', over-long text is cut."""
+        if not isinstance(text, str):
+            raise TypeError(f"governance expects text as str, got {type(text).__name__}")
+        text = text.encode("utf-8", "replace").decode("utf-8")
+        limit = self.config.limits.max_chars
+        if len(text) <= limit:
+            return PreparedText(text, truncated=False)
+        cut = text.rfind(" ", limit - 200, limit)  # a word boundary near the limit keeps a value whole
+        return PreparedText(text[: cut if cut > 0 else limit], truncated=True)
+
+    def _decide(self, prepared: PreparedText, findings: list[RecognizerResult]) -> GovernanceResult:
+        redacted, entities = self.redactor.redact(prepared.text, findings)
+        fired = sorted(self.rules.evaluate(redacted), key=lambda rule: self._rank[rule.decision])
+        agent_text, injected = self.injection.neutralise(redacted)
+
+        decision = fired[0].decision if fired else "answer"
+        reasons = [rule.reason for rule in fired] or [self.config.default_reason]
+        flags = [flag for rule in fired for flag in rule.flags]
+        if injected:
+            reasons.append(self.config.prompt_injection.reason)
+            flags.append(self.config.prompt_injection.flag)
+        if prepared.truncated:
+            reasons.append(self._truncation_reason())
+            flags.append(TRUNCATED_FLAG)
+        return GovernanceResult(
+            redacted_text=agent_text,
+            sentiment=self.sentiment.score(agent_text),
+            decision=decision,
+            reasons=reasons,
+            flags=list(dict.fromkeys(flags)),
+            entities=entities,
+        )
+
+    def _empty(self, prepared: PreparedText) -> GovernanceResult:
+        reasons, flags = [self.config.empty_reason], [EMPTY_FLAG]
+        if prepared.truncated:  # only whitespace up to the limit
+            reasons.append(self._truncation_reason())
+            flags.append(TRUNCATED_FLAG)
+        return GovernanceResult(
+            redacted_text="",
+            sentiment=Sentiment("neutral", 0.0),
+            decision="reject",
+            reasons=reasons,
+            flags=flags,
+            entities=[],
+        )
+
+    def _truncation_reason(self) -> str:
+        limit = self.config.limits.max_chars
+        return f"input longer than {limit} characters: truncated there, the rest was not read"
+
+
+_engine: GovernanceEngine | None = None
+_engine_lock = threading.Lock()
+
+
+def get_engine() -> GovernanceEngine:
+    """The process-wide engine, built on first use from `configs/governance.yaml` (or $GOVERNANCE_CONFIG)."""
+    global _engine
+    if _engine is None:
+        with _engine_lock:
+            if _engine is None:
+                _engine = GovernanceEngine(load_config(os.environ.get("GOVERNANCE_CONFIG") or None))
+    return _engine
+
+
+def govern(text: str) -> GovernanceResult:
+    """Redact, score and decide one feedback message."""
+    return get_engine().govern(text)
+
+
+def govern_many(texts: Sequence[str]) -> list[GovernanceResult]:
+    """`govern` for a batch: one batched spaCy pass, several times faster per message than a loop."""
+    return get_engine().govern_many(texts)

@@ -1,0 +1,180 @@
+"""PII detection and redaction: Presidio's analyzer finds entities, its anonymizer writes typed placeholders.
+
+Offline by construction: the spaCy model is an installed package loaded by name (Presidio's own loader
+would download a missing model), and tldextract was switched to its bundled suffix list when
+`al_integration` was imported. The value-to-placeholder mapping lives only inside `redact_*` calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import spacy
+from presidio_analyzer import (
+    AnalyzerEngine,
+    BatchAnalyzerEngine,
+    Pattern,
+    PatternRecognizer,
+    RecognizerResult,
+)
+from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+from presidio_anonymizer import AnonymizerEngine
+from presidio_anonymizer.entities import OperatorConfig
+from presidio_anonymizer.entities import RecognizerResult as AnonymizerInput
+
+from agents.governance.config import PiiConfig
+
+# Presidio logs at WARNING for every spaCy label it has no mapping for; none of its records carry raw
+# text, but nothing from this stage needs to reach a log either.
+logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
+logging.getLogger("presidio-anonymizer").setLevel(logging.ERROR)
+
+# spaCy's English labels that Presidio maps to an entity we redact; every other label is ignored up front.
+SPACY_LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION"}
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Where personal data was found: type, offsets into the analysed text, score. Never the value."""
+
+    type: str
+    start: int
+    end: int
+    score: float
+
+
+class SpacyModelMissing(RuntimeError):
+    """The configured spaCy model is not installed: `make setup` installs it; it is never downloaded."""
+
+
+class InstalledSpacyNlpEngine(SpacyNlpEngine):
+    """Presidio's spaCy engine, loading an installed package (no download fallback) minus unused parts.
+
+    It also tells Presidio to ignore every NER label we do not redact (ORG, DATE, ...), read from the model.
+    """
+
+    def __init__(self, model: str, language: str, exclude: list[str]):
+        super().__init__(models=[{"lang_code": language, "model_name": model}])
+        self._exclude = exclude
+
+    def load(self) -> None:
+        model = self.models[0]
+        try:
+            nlp = spacy.load(model["model_name"], exclude=self._exclude)
+        except OSError as exc:
+            raise SpacyModelMissing(
+                f"spaCy model {model['model_name']!r} is not installed (run `make setup`): {exc}"
+            ) from None
+        self.nlp = {model["lang_code"]: nlp}
+        self.ner_model_configuration = NerModelConfiguration(
+            model_to_presidio_entity_mapping=SPACY_LABELS,
+            labels_to_ignore=sorted(set(nlp.get_pipe("ner").labels) - set(SPACY_LABELS)),
+        )
+
+
+def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
+    """Presidio's analyzer with its predefined recognizers plus one for names after an introduction cue."""
+    analyzer = AnalyzerEngine(
+        nlp_engine=InstalledSpacyNlpEngine(config.spacy_model, config.language, config.spacy_exclude),
+        supported_languages=[config.language],
+        default_score_threshold=config.score_threshold,
+    )
+    if config.name_cues.enabled and "PERSON" in config.entities:
+        analyzer.registry.add_recognizer(
+            PatternRecognizer(
+                supported_entity="PERSON",
+                name="NameCueRecognizer",
+                patterns=[Pattern("name after cue", p, config.name_cues.score)
+                          for p in config.name_cues.patterns],
+                supported_language=config.language,
+                # Case matters: a name is capitalised. The cue words carry their own (?i:...) flag.
+                global_regex_flags=0,
+            )
+        )
+    return analyzer
+
+
+def repeated_mentions(text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
+    """Every other mention of a value found once, so a name the NER caught in one sentence but not the
+    next ("Jane Doe ... Doe said") is still redacted. Names also contribute their single words.
+
+    Uses a Presidio deny-list recognizer per entity type, scored like the finding it extends.
+    """
+    extra: list[RecognizerResult] = []
+    for entity_type in {f.entity_type for f in findings}:
+        of_type = [f for f in findings if f.entity_type == entity_type]
+        values = {text[f.start:f.end] for f in of_type}
+        if entity_type == "PERSON":
+            values |= {word for value in values for word in value.split()
+                       if len(word) >= 3 and word[0].isupper()}
+        recognizer = PatternRecognizer(
+            supported_entity=entity_type,
+            name="RepeatedMentionRecognizer",
+            deny_list=sorted(values, key=len, reverse=True),  # longest first: "Jane Doe" before "Jane"
+            deny_list_score=min(f.score for f in of_type),
+            global_regex_flags=0,  # case-sensitive: the name "Will" must not take every "will" with it
+        )
+        extra += recognizer.analyze(text, [entity_type])
+    return extra
+
+
+class PiiRedactor:
+    """Finds PII with Presidio and replaces each value with `<LABEL_n>`, consistent within one message."""
+
+    def __init__(self, config: PiiConfig):
+        self.config = config
+        self.analyzer = build_analyzer(config)
+        self.batch_analyzer = BatchAnalyzerEngine(self.analyzer)
+        self.anonymizer = AnonymizerEngine()
+
+    def analyze(self, text: str) -> list[RecognizerResult]:
+        findings = self.analyzer.analyze(
+            text, language=self.config.language, entities=self.config.entities,
+            score_threshold=self.config.score_threshold,
+        )
+        return findings + repeated_mentions(text, findings)
+
+    def analyze_many(self, texts: list[str]) -> list[list[RecognizerResult]]:
+        """One `nlp.pipe` pass over all texts (spaCy batches the tensors), then the recognizers per text."""
+        batch = self.batch_analyzer.analyze_iterator(
+            texts, language=self.config.language, batch_size=self.config.batch_size,
+            entities=self.config.entities, score_threshold=self.config.score_threshold,
+        )
+        return [found + repeated_mentions(text, found) for text, found in zip(texts, batch, strict=True)]
+
+    def redact(self, text: str, findings: Iterable[RecognizerResult]) -> tuple[str, list[Entity]]:
+        """Replace every finding with its typed placeholder; return the new text and the entities found.
+
+        The anonymizer resolves overlaps first (e.g. a URL inside an email) with a `keep` pass, so that
+        placeholders can be numbered in reading order; the second pass writes them.
+        """
+        findings = [AnonymizerInput(r.entity_type, r.start, r.end, r.score) for r in findings]
+        if not findings:
+            return text, []
+        resolved = self.anonymizer.anonymize(text, findings, operators={"DEFAULT": OperatorConfig("keep")})
+        spans = sorted(resolved.items, key=lambda item: item.start)
+
+        placeholders: dict[tuple[str, str], str] = {}  # (type, value) -> placeholder; dropped on return
+        counts: dict[str, int] = {}
+        for span in spans:
+            key = (span.entity_type, text[span.start:span.end].casefold())
+            if key not in placeholders:
+                label = self.config.label(span.entity_type)
+                counts[label] = counts.get(label, 0) + 1
+                placeholders[key] = f"<{label}_{counts[label]}>"
+
+        def placeholder_for(entity_type: str):
+            return lambda value: placeholders[(entity_type, value.casefold())]
+
+        types = {span.entity_type for span in spans}
+        operators = {t: OperatorConfig("custom", {"lambda": placeholder_for(t)}) for t in types}
+        redacted = self.anonymizer.anonymize(
+            text,
+            [AnonymizerInput(s.entity_type, s.start, s.end, s.score) for s in spans],
+            operators=operators,
+            merge_entities_with_spaces=False,
+        )
+        entities = [Entity(s.entity_type, s.start, s.end, round(float(s.score), 4)) for s in spans]
+        return redacted.text, entities
