@@ -137,8 +137,10 @@ def load_config(path: str | Path | None = None) -> GovernanceConfig:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read governance config ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 (byte offset {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
     try:
         return GovernanceConfig.model_validate(raw)
     except ValidationError as exc:

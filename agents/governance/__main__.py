@@ -1,0 +1,170 @@
+"""`python -m agents.governance`: govern one message or a JSONL file of them.
+
+    python -m agents.governance "Hi, I'm Jane Doe ... I'll see you in court."
+    python -m agents.governance --json "..."
+    python -m agents.governance --input feedback.jsonl [--json | --output governed.jsonl] [--skip-invalid]
+
+Bad input (a file that is not UTF-8 or not JSON, a row without a string `feedback`) is reported as one line
+naming the file, line and field, with exit status 2. Raw values of personal data are never printed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+from rich.text import Text
+
+from agents.governance.config import ConfigError, load_config
+from agents.governance.engine import GovernanceEngine
+from agents.governance.result import GovernanceResult
+
+app = typer.Typer(add_completion=False, help=__doc__.split("\n\n")[0])
+CHUNK = 64  # rows per govern_many call: large enough to batch, small enough to show progress
+
+
+class InputError(ValueError):
+    """A row of the input file is unusable; the message names file, line and field."""
+
+
+def read_feedback_rows(path: Path, skip_invalid: bool) -> list[tuple[int, dict]]:
+    """(line number, row) for every row with a string `feedback`; blank lines are skipped."""
+    try:
+        raw_lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    rows: list[tuple[int, dict]] = []
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            rows += [(number, parse_row(raw))] if raw.strip() else []
+        except InputError as exc:
+            message = f"{path}:{number}: {exc}"
+            if not skip_invalid:
+                raise InputError(message) from None
+            print(f"skipped {message}", file=sys.stderr)
+    return rows
+
+
+def parse_row(raw: bytes) -> dict:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise InputError(f"expected a JSON object, got {type(row).__name__}")
+    if "feedback" not in row:
+        raise InputError("field 'feedback' is missing")
+    if not isinstance(row["feedback"], str):
+        raise InputError(f"field 'feedback' must be a string, got {type(row['feedback']).__name__}")
+    return row
+
+
+def govern_rows(engine: GovernanceEngine, rows: list[tuple[int, dict]]) -> list[GovernanceResult]:
+    """govern_many in chunks, with a progress bar on a terminal and plain log lines otherwise."""
+    results: list[GovernanceResult] = []
+    chunks = [rows[i:i + CHUNK] for i in range(0, len(rows), CHUNK)]
+    if sys.stderr.isatty():
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task("governing", total=len(rows))
+            for chunk in chunks:
+                results += engine.govern_many([row["feedback"] for _, row in chunk])
+                progress.advance(task, len(chunk))
+    else:
+        for chunk in chunks:
+            results += engine.govern_many([row["feedback"] for _, row in chunk])
+            print(f"governed {len(results)}/{len(rows)} messages", file=sys.stderr)
+    return results
+
+
+def show_result(result: GovernanceResult) -> None:
+    table = Table(show_header=False, show_lines=True)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("decision", result.decision)
+    table.add_row("reasons", "\n".join(result.reasons))
+    table.add_row("flags", ", ".join(result.flags) or "-")
+    table.add_row("sentiment", f"{result.sentiment.label} ({result.sentiment.compound:+.3f})")
+    entities = ", ".join(f"{e.type} [{e.start}:{e.end}] {e.score:.2f}" for e in result.entities)
+    table.add_row("entities", Text(entities or "-"))
+    table.add_row("redacted text", Text(result.redacted_text))  # Text: "[removed: ...]" is not markup
+    Console().print(table)
+
+
+def show_table(items: list[tuple[str, GovernanceResult]]) -> None:
+    table = Table(show_lines=True)
+    for column in ("message", "decision", "sentiment", "flags", "reasons", "redacted text"):
+        table.add_column(column)
+    for name, result in items:
+        table.add_row(
+            name, result.decision, f"{result.sentiment.label} ({result.sentiment.compound:+.2f})",
+            ", ".join(result.flags), "; ".join(result.reasons), Text(result.redacted_text),
+        )
+    Console().print(table)
+
+
+def fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def main(
+    text: Annotated[str | None, typer.Argument(help="the feedback message to govern")] = None,
+    input_file: Annotated[Path | None, typer.Option("--input", help="JSONL file, one row per message, "
+                                                     "with a `feedback` field")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON (a file: one object per line)")] = False,
+    output: Annotated[Path | None, typer.Option(help="write JSONL results here (with --input)")] = None,
+    skip_invalid: Annotated[bool, typer.Option(help="skip unusable rows with a warning instead of "
+                                                    "stopping")] = False,
+    config: Annotated[Path | None, typer.Option(help="governance config (default "
+                                                     "configs/governance.yaml)")] = None,
+) -> None:
+    """Redact PII, score sentiment and decide answer / escalate / reject for feedback messages."""
+    if (text is None) == (input_file is None):
+        fail("give either a TEXT argument or --input FILE.jsonl")
+    if output is not None and input_file is None:
+        fail("--output needs --input")
+    try:
+        rows = read_feedback_rows(input_file, skip_invalid) if input_file else [(0, {"feedback": text})]
+        engine = GovernanceEngine(load_config(config))
+    except (InputError, ConfigError) as exc:
+        fail(str(exc))
+
+    results = govern_rows(engine, rows) if input_file else [engine.govern(text)]
+    if input_file is None:
+        if as_json:
+            typer.echo(json.dumps(results[0].to_json_dict(), ensure_ascii=False))
+        else:
+            show_result(results[0])
+        return
+
+    records = [
+        {"line": number, **({"id": row["id"]} if "id" in row else {}), **result.to_json_dict()}
+        for (number, row), result in zip(rows, results, strict=True)
+    ]
+    if output is not None:
+        try:
+            output.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+        except OSError as exc:
+            fail(f"{output}: cannot write ({exc.strerror})")
+        typer.echo(f"wrote {len(records)} results to {output}", err=True)
+    elif as_json:
+        for record in records:
+            typer.echo(json.dumps(record, ensure_ascii=False))
+    else:
+        show_table([(str(row.get("id", f"line {number}")), result)
+                    for (number, row), result in zip(rows, results, strict=True)])
+
+
+if __name__ == "__main__":
+    app()
