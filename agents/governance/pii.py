@@ -23,6 +23,8 @@ from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from presidio_anonymizer import AnonymizerEngine
 from presidio_anonymizer.entities import OperatorConfig
 from presidio_anonymizer.entities import RecognizerResult as AnonymizerInput
+from spacy.language import Language
+from spacy.tokens import Doc
 
 from agents.governance.config import PiiConfig
 
@@ -45,6 +47,16 @@ class Entity:
     score: float
 
 
+@Language.component("lowercase_lemmas")
+def lowercase_lemmas(doc: Doc) -> Doc:
+    """Lower-case forms as lemmas, for Presidio's context words ("phone", "ssn", "call") when the tagger
+    and the rule lemmatizer it needs are excluded for speed; spaCy's lemmatizer without POS tags would
+    give the same forms, plus a warning on every call."""
+    for token in doc:
+        token.lemma_ = token.lower_
+    return doc
+
+
 class SpacyModelMissing(RuntimeError):
     """The configured spaCy model is not installed: `make setup` installs it; it is never downloaded."""
 
@@ -55,9 +67,10 @@ class InstalledSpacyNlpEngine(SpacyNlpEngine):
     It also tells Presidio to ignore every NER label we do not redact (ORG, DATE, ...), read from the model.
     """
 
-    def __init__(self, model: str, language: str, exclude: list[str]):
+    def __init__(self, model: str, language: str, exclude: list[str], lowercase_lemmas: bool):
         super().__init__(models=[{"lang_code": language, "model_name": model}])
         self._exclude = exclude
+        self._lowercase_lemmas = lowercase_lemmas
 
     def load(self) -> None:
         model = self.models[0]
@@ -67,6 +80,8 @@ class InstalledSpacyNlpEngine(SpacyNlpEngine):
             raise SpacyModelMissing(
                 f"spaCy model {model['model_name']!r} is not installed (run `make setup`): {exc}"
             ) from None
+        if self._lowercase_lemmas:
+            nlp.add_pipe("lowercase_lemmas", first=True)
         self.nlp = {model["lang_code"]: nlp}
         self.ner_model_configuration = NerModelConfiguration(
             model_to_presidio_entity_mapping=SPACY_LABELS,
@@ -77,7 +92,9 @@ class InstalledSpacyNlpEngine(SpacyNlpEngine):
 def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
     """Presidio's analyzer with its predefined recognizers plus one for names after an introduction cue."""
     analyzer = AnalyzerEngine(
-        nlp_engine=InstalledSpacyNlpEngine(config.spacy_model, config.language, config.spacy_exclude),
+        nlp_engine=InstalledSpacyNlpEngine(
+            config.spacy_model, config.language, config.spacy_exclude, config.lowercase_lemmas
+        ),
         supported_languages=[config.language],
         default_score_threshold=config.score_threshold,
     )
@@ -100,8 +117,10 @@ def repeated_mentions(text: str, findings: list[RecognizerResult]) -> list[Recog
     """Every other mention of a value found once, so a name the NER caught in one sentence but not the
     next ("Jane Doe ... Doe said") is still redacted. Names also contribute their single words.
 
-    Uses a Presidio deny-list recognizer per entity type, scored like the finding it extends.
+    Uses a Presidio deny-list recognizer per entity type, scored like the finding it extends, built only
+    when a value occurs outside the spans already found (rare, and compiling its regex is not free).
     """
+    spans = [(f.start, f.end) for f in findings]
     extra: list[RecognizerResult] = []
     for entity_type in {f.entity_type for f in findings}:
         of_type = [f for f in findings if f.entity_type == entity_type]
@@ -109,15 +128,27 @@ def repeated_mentions(text: str, findings: list[RecognizerResult]) -> list[Recog
         if entity_type == "PERSON":
             values |= {word for value in values for word in value.split()
                        if len(word) >= 3 and word[0].isupper()}
+        repeated = [value for value in values if occurs_outside(text, value, spans)]
+        if not repeated:
+            continue
         recognizer = PatternRecognizer(
             supported_entity=entity_type,
             name="RepeatedMentionRecognizer",
-            deny_list=sorted(values, key=len, reverse=True),  # longest first: "Jane Doe" before "Jane"
+            deny_list=sorted(repeated, key=len, reverse=True),  # longest first: "Jane Doe" before "Jane"
             deny_list_score=min(f.score for f in of_type),
             global_regex_flags=0,  # case-sensitive: the name "Will" must not take every "will" with it
         )
         extra += recognizer.analyze(text, [entity_type])
     return extra
+
+
+def occurs_outside(text: str, value: str, spans: list[tuple[int, int]]) -> bool:
+    at = text.find(value)
+    while at != -1:
+        if not any(start <= at and at + len(value) <= end for start, end in spans):
+            return True
+        at = text.find(value, at + 1)
+    return False
 
 
 class PiiRedactor:
