@@ -1,0 +1,99 @@
+"""PII redaction: every configured entity type becomes a typed placeholder, consistently within a message,
+and no raw value survives in the result, its JSON or the logs."""
+
+import json
+import logging
+
+import pytest
+
+from agents.governance import Entity, get_engine, govern
+from agents.governance.config import load_config
+from agents.governance.pii import PiiRedactor, SpacyModelMissing
+
+# (entity type, placeholder label, message, raw value)
+ENTITY_CASES = [
+    ("PERSON", "PERSON", "My colleague Maria Lopez reviewed the survey.", "Maria Lopez"),
+    ("EMAIL_ADDRESS", "EMAIL", "Please write to maria.lopez@uni-example.edu about the survey.",
+     "maria.lopez@uni-example.edu"),
+    ("PHONE_NUMBER", "PHONE", "Call me on 212-555-0199 about the survey.", "212-555-0199"),
+    ("LOCATION", "LOCATION", "I live in Rotterdam and took part in the survey.", "Rotterdam"),
+    ("CREDIT_CARD", "CREDIT_CARD", "You charged my card 4111 1111 1111 1111 twice for the report.",
+     "4111 1111 1111 1111"),
+    ("IBAN_CODE", "IBAN", "Refund the fee to DE89370400440532013000 please.", "DE89370400440532013000"),
+    ("IP_ADDRESS", "IP_ADDRESS", "The portal blocked my address 192.168.1.20 yesterday.", "192.168.1.20"),
+    ("URL", "URL", "The link https://files.example.com/report.pdf in the report is broken.",
+     "https://files.example.com/report.pdf"),
+    ("US_SSN", "US_SSN", "The consent form asked for my SSN 536-22-8726, why?", "536-22-8726"),
+]
+
+
+@pytest.mark.parametrize(("entity_type", "label", "message", "value"), ENTITY_CASES,
+                         ids=[case[0] for case in ENTITY_CASES])
+def test_each_entity_type_is_replaced_by_its_typed_placeholder(entity_type, label, message, value):
+    result = govern(message)
+    assert value not in result.redacted_text
+    assert f"<{label}_1>" in result.redacted_text
+    found = [e for e in result.entities if e.type == entity_type]
+    assert found, result.entities
+    # offsets index the analysed text and cover the value; the result itself never holds it
+    assert any(message[e.start:e.end] == value for e in found)
+    assert value not in json.dumps(result.to_json_dict())
+
+
+def test_placeholders_are_consistent_within_one_message_and_numbered_in_reading_order():
+    text = ("Maria Lopez wrote first, then Tom Garcia replied. maria@uni-example.edu and tom@example.org "
+            "were copied; Maria Lopez wrote again from MARIA@uni-example.edu.")
+    redacted = govern(text).redacted_text
+    assert redacted.count("<PERSON_1>") == 2 and redacted.count("<PERSON_2>") == 1
+    assert redacted.index("<PERSON_1>") < redacted.index("<PERSON_2>")
+    # the same address in another case is the same value
+    assert redacted.count("<EMAIL_1>") == 2 and redacted.count("<EMAIL_2>") == 1
+    for raw in ("Maria", "Lopez", "Tom", "Garcia", "@"):
+        assert raw not in redacted
+
+
+def test_a_repeated_name_the_ner_misses_the_second_time_is_still_redacted():
+    text = "Hi, I'm Jane Doe. Doe is my family name and Jane Doe again thanks you for the survey."
+    redacted = govern(text).redacted_text
+    assert "Doe" not in redacted and "Jane" not in redacted
+    assert set(redacted.split("<PERSON_")[1:]) != set()  # placeholders written
+
+
+def test_name_cue_recognizer_takes_the_capitalised_words_after_a_cue():
+    registry = get_engine().redactor.analyzer.registry
+    cue = next(r for r in registry.recognizers if r.name == "NameCueRecognizer")
+
+    def names(text: str) -> list[str]:
+        return [text[r.start:r.end] for r in cue.analyze(text, ["PERSON"])]
+
+    assert names("Regards,\nZanele Okonkwo") == ["Zanele Okonkwo"]
+    assert names("Hello, my name is Li Walker and I run the lab.") == ["Li Walker"]
+    assert names("I am a researcher in the survey team.") == []  # lower-case words are never a name
+
+
+def test_overlapping_findings_are_resolved_by_the_anonymizer():
+    # Presidio's URL recognizer also matches the domain inside an email address: one EMAIL must remain.
+    result = govern("Contact jane.doe@example.org about the report.")
+    assert result.redacted_text == "Contact <EMAIL_1> about the report."
+    assert [e.type for e in result.entities] == ["EMAIL_ADDRESS"]
+
+
+def test_entities_carry_only_type_offsets_and_score():
+    result = govern("Hi, I'm Jane Doe (jane.doe@example.org).")
+    assert all(isinstance(e, Entity) for e in result.entities)
+    for entity in result.to_json_dict()["entities"]:
+        assert set(entity) == {"type", "start", "end", "score"}
+
+
+def test_raw_values_never_reach_the_logs(caplog):
+    values = ["Jane Doe", "jane.doe@example.org", "+1 415 555 0134"]
+    with caplog.at_level(logging.DEBUG):
+        govern(f"Hi, I'm {values[0]} ({values[1]}, {values[2]}). The survey is wrong.")
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert not any(value in logged for value in values)
+
+
+def test_a_missing_spacy_model_is_a_clear_error_not_a_download(tmp_path):
+    config = load_config().pii.model_copy(update={"spacy_model": "no_such_spacy_model_xyz"})
+    with pytest.raises(SpacyModelMissing, match="no_such_spacy_model_xyz.*make setup"):
+        PiiRedactor(config)
