@@ -1,0 +1,270 @@
+"""The rule-based reward for a reply to research feedback.
+
+`score(response, feedback)` returns a total in [-1, 1] and one score per component, each with a
+sentence a person can act on. total = sum(weight * score) over length, tone, integrity, overselling
+and acknowledgment (weights sum to 1), capped at the overselling score (hype cannot be bought back by
+the other components); privacy is a gate that forces the minimum. total >= 0 means an
+acceptable reply, < 0 a failure; Mubit credit uses that sign. See docs/reward.md.
+"""
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+from rewards.config import COMPONENTS, RewardConfig, load_config
+from rewards.privacy import PLACEHOLDER, PiiPatterns
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ComponentScore:
+    score: float
+    weight: float
+    explanation: str
+
+
+@dataclass(frozen=True)
+class RewardResult:
+    total: float
+    components: dict[str, ComponentScore]
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "components": {k: asdict(v) for k, v in self.components.items()}}
+
+
+@dataclass(frozen=True)
+class FeedbackAnalysis:
+    """What the reward needs from the feedback; cached because a GRPO group scores G replies to one."""
+
+    label: str  # negative / neutral / positive
+    compound: float
+    key_stems: tuple[str, ...]  # word prefixes of the feedback's specific terms (light stemming)
+    key_words: tuple[str, ...]  # the same terms as written, for explanations
+    ngrams: frozenset[tuple[str, ...]]
+
+
+def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
+    """One case-insensitive pattern for a list of terms, longest first so that "we will verify" wins over
+    "verify". A term matches as a word prefix ("limitation" matches "limitations") unless `whole_words`
+    ("proven" must not match "provenance")."""
+    parts = []
+    for term in sorted(set(terms), key=len, reverse=True):
+        pattern = re.escape(term.lower())
+        if term[:1].isalnum():
+            pattern = rf"(?<!\w){pattern}"
+        if whole_words and term[-1:].isalnum():
+            pattern = rf"{pattern}(?!\w)"
+        parts.append(pattern)
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in WORD.findall(PLACEHOLDER.sub(" ", text))]
+
+
+def _ngrams(words: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def _clamp(x: float) -> float:
+    return max(-1.0, min(1.0, x))
+
+
+class RewardScorer:
+    """Compiles a config's lexicons once; `__call__` scores one reply."""
+
+    def __init__(self, config: RewardConfig):
+        self.config = config
+        self._vader = SentimentIntensityAnalyzer()
+        self._empathy = _lexicon(config.tone.empathy_markers)
+        self._appreciation = _lexicon(config.tone.appreciation_markers)
+        self._cheer = _lexicon(config.tone.cheer_markers)
+        self._integrity = _lexicon(config.integrity.markers)
+        self._hype = _lexicon(config.overselling.hype_terms, whole_words=True)
+        self._citation = _lexicon(config.overselling.citation_markers)
+        self._pii = PiiPatterns(config.privacy)
+        ack = config.acknowledgment
+        self._ignored_words = frozenset(ack.generic_terms) | frozenset(ack.stopwords)
+        self.analyze_feedback = lru_cache(maxsize=4096)(self._analyze_feedback)
+
+    def __call__(self, response: str, feedback: str) -> RewardResult:
+        fb = self.analyze_feedback(feedback)
+        words = _words(response)
+        parts = {
+            "length": self._length(words),
+            "tone": self._tone(response, fb),
+            "integrity": self._integrity_score(response, len(words)),
+            "overselling": self._overselling(response),
+            "acknowledgment": self._acknowledgment(words, fb),
+        }
+        weights = self.config.weights
+        components = {name: ComponentScore(round(s, 4), weights[name], why) for name, (s, why) in parts.items()}
+        total = sum(weights[name] * parts[name][0] for name in COMPONENTS)
+        if self.config.overselling.caps_total:
+            total = min(total, parts["overselling"][0])
+
+        pii = self._pii.find(response)
+        if pii:
+            kinds = ", ".join(sorted({f.kind for f in pii}))
+            privacy = ComponentScore(-1.0, 0.0, f"The reply contains personal data ({kinds}): remove it; "
+                                                "this alone sets the total to the minimum.")
+            total = -1.0
+        else:
+            privacy = ComponentScore(1.0, 0.0, "No personal data in the reply (a gate: any would set the total to -1).")
+        components["privacy"] = privacy
+        return RewardResult(total=round(_clamp(total), 4), components=components)
+
+    # -- feedback ---------------------------------------------------------------------------------------
+    def sentiment(self, text: str) -> dict[str, float]:
+        return self._vader.polarity_scores(text[: self.config.sentiment.max_chars])
+
+    def _analyze_feedback(self, feedback: str) -> FeedbackAnalysis:
+        cfg = self.config
+        compound = self.sentiment(feedback)["compound"]
+        if compound <= cfg.sentiment.negative_below:
+            label = "negative"
+        elif compound >= cfg.sentiment.positive_above:
+            label = "positive"
+        else:
+            label = "neutral"
+        words = _words(feedback)
+        ack = cfg.acknowledgment
+        first_seen: dict[str, tuple[int, str]] = {}
+        for position, w in enumerate(words):
+            if len(w) >= ack.min_word_chars and w.isalpha() and w not in self._ignored_words:
+                first_seen.setdefault(w[: ack.stem_chars], (position, w))
+        # Longer words are the more specific points; ties keep the order of the feedback.
+        ranked = sorted(first_seen.items(), key=lambda kv: (-len(kv[1][1]), kv[1][0]))[: ack.max_key_terms]
+        return FeedbackAnalysis(label, compound, tuple(stem for stem, _ in ranked),
+                                tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)))
+
+    # -- components -------------------------------------------------------------------------------------
+    def _length(self, words: list[str]) -> tuple[float, str]:
+        cfg = self.config.length
+        n = len(words)
+        if n == 0:
+            return -1.0, "The reply is empty: write a reply of 50-150 words."
+        repeated: set[int] = set()
+        seen: set[tuple[str, ...]] = set()
+        for i in range(n - cfg.repeat_ngram + 1):
+            gram = tuple(words[i : i + cfg.repeat_ngram])
+            if gram in seen:
+                repeated.update(range(i, i + cfg.repeat_ngram))
+            seen.add(gram)
+        effective = n - len(repeated)
+        counted = f"{effective} words" + (f" ({n - effective} repeated words not counted)" if repeated else "")
+        lo, hi = cfg.best_min_words, cfg.best_max_words
+        if effective < lo:
+            return 2 * math.exp(-(((lo - effective) / cfg.short_width) ** 2)) - 1, (
+                f"{counted}: too short, say more about the specific points to reach {lo}-{hi} words.")
+        if effective > hi:
+            return 2 * math.exp(-(((effective - hi) / cfg.long_width) ** 2)) - 1, (
+                f"{counted}: too long, cut to at most {hi} words.")
+        return 1.0, f"{counted}: inside the {lo}-{hi} word range."
+
+    def _tone(self, response: str, fb: FeedbackAnalysis) -> tuple[float, str]:
+        cfg = self.config.tone
+        shares = self.sentiment(response)
+        empathy = bool(self._empathy.search(response))
+        appreciation = bool(self._appreciation.search(response))
+        cheer = len(self._cheer.findall(response))
+        cheerful = cheer > cfg.max_cheer_markers or shares["pos"] >= cfg.cheerful_pos_share
+        if fb.label == "negative":
+            score = (0.6 if empathy else -0.4) + (-0.8 if cheerful else 0.4)
+            if cheerful:
+                why = "The feedback is negative but the reply sounds cheerful: drop the exclamations and upbeat words"
+                why += " and acknowledge the concern." if not empathy else "."
+            elif not empathy:
+                why = "The feedback is negative: apologise or show you understand the concern."
+            else:
+                why = "Apologetic, empathetic tone matches the negative feedback."
+        elif fb.label == "positive":
+            warm = appreciation or shares["pos"] >= cfg.warm_pos_share
+            score = (0.6 if appreciation else -0.2) + (0.4 if warm and shares["neg"] < cfg.neutral_max_share else -0.6)
+            why = ("Appreciative tone matches the positive feedback." if score >= 0.9 else
+                   "The feedback is positive: thank the person and keep the reply warm.")
+        else:
+            professional = not cheerful and max(shares["pos"], shares["neg"]) < cfg.neutral_max_share
+            score = (0.6 if professional else -0.6) + (0.4 if appreciation or empathy else 0.0)
+            why = ("Neutral, professional tone matches the neutral feedback." if professional else
+                   "The feedback is neutral: keep a plain professional tone without exclamations or strong emotion.")
+        return _clamp(score), why
+
+    def _integrity_score(self, response: str, n_words: int) -> tuple[float, str]:
+        cfg = self.config.integrity
+        hits = [m.lower() for m in self._integrity.findall(response)]
+        if not hits:
+            return cfg.score_none, ("No research-integrity markers: state a limitation, what is preliminary,"
+                                    " or what you will verify.")
+        distinct = sorted(set(hits))
+        score = min(len(distinct), cfg.saturate_at) / cfg.saturate_at
+        why = f"Mentions {', '.join(repr(d) for d in distinct[:4])}"
+        density = 100 * len(hits) / max(n_words, 1)
+        if density > cfg.max_hits_per_100_words:
+            excess = min(1.0, (density - cfg.max_hits_per_100_words) / cfg.max_hits_per_100_words)
+            score -= cfg.stuffing_penalty * (1 + excess)
+            stuffing = f", but {density:.0f} markers per 100 words is keyword stuffing: use them in sentences."
+            return _clamp(score), why + stuffing
+        if len(distinct) < cfg.saturate_at:
+            return score, why + ": add one more concrete caveat (limitation, sample size, what you will verify)."
+        return score, why + ": integrity credit is full (more markers add nothing)."
+
+    def _overselling(self, response: str) -> tuple[float, str]:
+        cfg = self.config.overselling
+        hype = [m.lower() for m in self._hype.findall(response)]
+        uncited = []
+        for m in STATISTIC.finditer(response):
+            if m.group().replace(" ", "") == "100%":
+                continue  # counted as hype
+            window = response[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
+            if not self._citation.search(window):
+                uncited.append(m.group())
+        score = _clamp(1.0 - cfg.penalty_per_hit * len(hype) - cfg.uncited_stat_penalty * len(uncited))
+        problems = []
+        if hype:
+            problems.append(f"remove absolute or hype claims ({', '.join(repr(h) for h in sorted(set(hype))[:4])})")
+        if uncited:
+            problems.append(f"cite a source for {', '.join(repr(u) for u in uncited[:3])} or drop it")
+        if not problems:
+            return score, "No hype, absolute assurances or uncited statistics."
+        return score, "Overselling: " + "; ".join(problems) + "."
+
+    def _acknowledgment(self, words: list[str], fb: FeedbackAnalysis) -> tuple[float, str]:
+        cfg = self.config.acknowledgment
+        if not fb.key_stems:
+            return 0.0, "The feedback has no specific terms to take up; nothing to check."
+        reply_stems = {w[: cfg.stem_chars] for w in words}
+        covered = [s for s in fb.key_stems if s in reply_stems]
+        coverage = len(covered) / len(fb.key_stems)
+        score = 2 * min(1.0, coverage / cfg.full_credit_coverage) - 1
+        echo = len(fb.ngrams & _ngrams(words, cfg.echo_ngram)) / len(fb.ngrams) if fb.ngrams else 0.0
+        if echo > cfg.echo_threshold:
+            return _clamp(score - cfg.echo_penalty), (
+                f"The reply copies {echo:.0%} of the feedback's phrases: respond to the points in your own words.")
+        missing = [w for s, w in zip(fb.key_stems, fb.key_words, strict=True) if s not in reply_stems][:3]
+        if coverage >= cfg.full_credit_coverage:
+            return score, f"Takes up the feedback's specific points ({len(covered)} of {len(fb.key_stems)} key terms)."
+        return score, (f"Takes up {len(covered)} of {len(fb.key_stems)} key terms of the feedback: address its specific"
+                       f" points (e.g. {', '.join(missing)}...).")
+
+
+_DEFAULT_SCORER: RewardScorer | None = None
+
+
+def default_scorer() -> RewardScorer:
+    global _DEFAULT_SCORER
+    if _DEFAULT_SCORER is None:
+        _DEFAULT_SCORER = RewardScorer(load_config())
+    return _DEFAULT_SCORER
+
+
+def score(response: str, feedback: str, *, config: RewardConfig | None = None) -> RewardResult:
+    """Score one reply to one feedback message. With `config=None` the project's configs/reward.yaml is used."""
+    scorer = default_scorer() if config is None else RewardScorer(config)
+    return scorer(response, feedback)
