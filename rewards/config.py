@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "reward.yaml"
 COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")
@@ -42,6 +42,7 @@ class IntegrityConfig(_Strict):
     saturate_at: int = Field(ge=1)
     score_none: float = Field(ge=-1, le=1)
     max_hits_per_100_words: float = Field(gt=0)
+    stuffing_min_hits: int = Field(ge=1)
     stuffing_penalty: float = Field(ge=0)
 
 
@@ -61,7 +62,6 @@ class AcknowledgmentConfig(_Strict):
     max_key_terms: int = Field(ge=1)
     echo_ngram: int = Field(ge=2)
     echo_threshold: float = Field(gt=0, le=1)
-    echo_penalty: float = Field(ge=0)
     generic_terms: list[str]
     stopwords: list[str]
 
@@ -95,8 +95,21 @@ class RewardConfig(_Strict):
         return self
 
 
+class ConfigError(ValueError):
+    """A reward config that cannot be read or is invalid; the message names the file and the field."""
+
+
 def load_config(path: str | Path | None = None) -> RewardConfig:
     """Read a reward config; `None` means the project's `configs/reward.yaml`."""
     path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
-    with path.open(encoding="utf-8") as f:
-        return RewardConfig.model_validate(yaml.safe_load(f))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return RewardConfig.model_validate(data)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: field '{field}': {first['msg']}") from None

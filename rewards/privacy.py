@@ -13,6 +13,7 @@ from rewards.config import PrivacyConfig
 
 # Placeholders written by the governance stage (<EMAIL_1>, <PERSON_2>) are not personal data.
 PLACEHOLDER = re.compile(r"<[A-Z_]+_\d+>")
+DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,14 @@ class PiiPatterns:
         }
 
     def find(self, text: str) -> list[PiiFinding]:
-        text = PLACEHOLDER.sub(" ", text)
+        if "<" in text:
+            text = PLACEHOLDER.sub(" ", text)
         found: list[PiiFinding] = []
+        has_at, has_digit = "@" in text, DIGIT.search(text) is not None
         for kind, pattern in self._patterns.items():
+            # Cheap gates: the regexes cost ~50 us on a reply, the gates ~1 us, and most replies pass them.
+            if not (has_at if kind == "EMAIL_ADDRESS" else has_digit):
+                continue
             for m in pattern.finditer(text):
                 if any(f.start <= m.start() < f.end for f in found):
                     continue  # already reported as a more specific kind

@@ -10,20 +10,20 @@ acceptable reply, < 0 a failure; Mubit credit uses that sign. See docs/reward.md
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from rewards.config import COMPONENTS, RewardConfig, load_config
-from rewards.privacy import PLACEHOLDER, PiiPatterns
+from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
-STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b", re.IGNORECASE)
+STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
 
 
-@dataclass(frozen=True)
-class ComponentScore:
+class ComponentScore(NamedTuple):  # a NamedTuple: six are built per reply, on the training hot path
     score: float
     weight: float
     explanation: str
@@ -35,7 +35,7 @@ class RewardResult:
     components: dict[str, ComponentScore]
 
     def to_dict(self) -> dict:
-        return {"total": self.total, "components": {k: asdict(v) for k, v in self.components.items()}}
+        return {"total": self.total, "components": {k: v._asdict() for k, v in self.components.items()}}
 
 
 @dataclass(frozen=True)
@@ -50,26 +50,26 @@ class FeedbackAnalysis:
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
-    """One case-insensitive pattern for a list of terms, longest first so that "we will verify" wins over
-    "verify". A term matches as a word prefix ("limitation" matches "limitations") unless `whole_words`
-    ("proven" must not match "provenance")."""
-    parts = []
-    for term in sorted(set(terms), key=len, reverse=True):
-        pattern = re.escape(term.lower())
-        if term[:1].isalnum():
-            pattern = rf"(?<!\w){pattern}"
-        if whole_words and term[-1:].isalnum():
-            pattern = rf"{pattern}(?!\w)"
-        parts.append(pattern)
-    return re.compile("|".join(parts), re.IGNORECASE)
+    """One pattern for a list of lower-case terms, matched against lower-cased text, longest first so that
+    "we will verify" wins over "verify". A term matches as a word prefix ("limitation" matches "limitations")
+    unless `whole_words` ("proven" must not match "provenance"). Terms that start with a word character share
+    one leading `\b`, which keeps the pattern ~15x faster than a lookbehind per term."""
+    ordered = sorted({t.lower() for t in terms}, key=len, reverse=True)
+    words = "|".join(re.escape(t) for t in ordered if t[:1].isalnum())
+    symbols = "|".join(re.escape(t) for t in ordered if not t[:1].isalnum())
+    pattern = rf"\b(?:{words})" + (r"(?!\w)" if whole_words else "") if words else ""
+    return re.compile("|".join(p for p in (pattern, symbols) if p))
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in WORD.findall(PLACEHOLDER.sub(" ", text))]
+    """Lower-cased words, without the governance stage's placeholders (<PERSON_1> is not a word of the text)."""
+    if "<" in text:
+        text = PLACEHOLDER.sub(" ", text)
+    return WORD.findall(text.lower())
 
 
 def _ngrams(words: list[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+    return set(zip(*(words[k:] for k in range(n)), strict=False))
 
 
 def _clamp(x: float) -> float:
@@ -96,11 +96,12 @@ class RewardScorer:
     def __call__(self, response: str, feedback: str) -> RewardResult:
         fb = self.analyze_feedback(feedback)
         words = _words(response)
+        lower = response.lower()  # the lexicons are matched on lower-cased text (faster than IGNORECASE)
         parts = {
             "length": self._length(words),
-            "tone": self._tone(response, fb),
-            "integrity": self._integrity_score(response, len(words)),
-            "overselling": self._overselling(response),
+            "tone": self._tone(response, lower, fb),
+            "integrity": self._integrity_score(lower, len(words)),
+            "overselling": self._overselling(lower),
             "acknowledgment": self._acknowledgment(words, fb),
         }
         weights = self.config.weights
@@ -110,6 +111,8 @@ class RewardScorer:
             total = min(total, parts["overselling"][0])
 
         pii = self._pii.find(response)
+        if not words:
+            total = -1.0  # an empty reply is the worst reply, whatever the other components would say
         if pii:
             kinds = ", ".join(sorted({f.kind for f in pii}))
             privacy = ComponentScore(-1.0, 0.0, f"The reply contains personal data ({kinds}): remove it; "
@@ -150,15 +153,10 @@ class RewardScorer:
         n = len(words)
         if n == 0:
             return -1.0, "The reply is empty: write a reply of 50-150 words."
-        repeated: set[int] = set()
-        seen: set[tuple[str, ...]] = set()
-        for i in range(n - cfg.repeat_ngram + 1):
-            gram = tuple(words[i : i + cfg.repeat_ngram])
-            if gram in seen:
-                repeated.update(range(i, i + cfg.repeat_ngram))
-            seen.add(gram)
-        effective = n - len(repeated)
-        counted = f"{effective} words" + (f" ({n - effective} repeated words not counted)" if repeated else "")
+        # Padding by repetition earns nothing: each word trigram that repeats an earlier one is one word less.
+        grams = list(zip(*(words[k:] for k in range(cfg.repeat_ngram)), strict=False))
+        effective = n - (len(grams) - len(set(grams)))
+        counted = f"{effective} words" + (f" ({n - effective} repeated words not counted)" if effective < n else "")
         lo, hi = cfg.best_min_words, cfg.best_max_words
         if effective < lo:
             return 2 * math.exp(-(((lo - effective) / cfg.short_width) ** 2)) - 1, (
@@ -168,12 +166,12 @@ class RewardScorer:
                 f"{counted}: too long, cut to at most {hi} words.")
         return 1.0, f"{counted}: inside the {lo}-{hi} word range."
 
-    def _tone(self, response: str, fb: FeedbackAnalysis) -> tuple[float, str]:
+    def _tone(self, response: str, lower: str, fb: FeedbackAnalysis) -> tuple[float, str]:
         cfg = self.config.tone
-        shares = self.sentiment(response)
-        empathy = bool(self._empathy.search(response))
-        appreciation = bool(self._appreciation.search(response))
-        cheer = len(self._cheer.findall(response))
+        shares = self.sentiment(response)  # VADER reads capitals and punctuation: give it the original text
+        empathy = bool(self._empathy.search(lower))
+        appreciation = bool(self._appreciation.search(lower))
+        cheer = len(self._cheer.findall(lower))
         cheerful = cheer > cfg.max_cheer_markers or shares["pos"] >= cfg.cheerful_pos_share
         if fb.label == "negative":
             score = (0.6 if empathy else -0.4) + (-0.8 if cheerful else 0.4)
@@ -196,9 +194,9 @@ class RewardScorer:
                    "The feedback is neutral: keep a plain professional tone without exclamations or strong emotion.")
         return _clamp(score), why
 
-    def _integrity_score(self, response: str, n_words: int) -> tuple[float, str]:
+    def _integrity_score(self, lower: str, n_words: int) -> tuple[float, str]:
         cfg = self.config.integrity
-        hits = [m.lower() for m in self._integrity.findall(response)]
+        hits = self._integrity.findall(lower)
         if not hits:
             return cfg.score_none, ("No research-integrity markers: state a limitation, what is preliminary,"
                                     " or what you will verify.")
@@ -206,7 +204,7 @@ class RewardScorer:
         score = min(len(distinct), cfg.saturate_at) / cfg.saturate_at
         why = f"Mentions {', '.join(repr(d) for d in distinct[:4])}"
         density = 100 * len(hits) / max(n_words, 1)
-        if density > cfg.max_hits_per_100_words:
+        if len(hits) >= cfg.stuffing_min_hits and density > cfg.max_hits_per_100_words:
             excess = min(1.0, (density - cfg.max_hits_per_100_words) / cfg.max_hits_per_100_words)
             score -= cfg.stuffing_penalty * (1 + excess)
             stuffing = f", but {density:.0f} markers per 100 words is keyword stuffing: use them in sentences."
@@ -215,14 +213,14 @@ class RewardScorer:
             return score, why + ": add one more concrete caveat (limitation, sample size, what you will verify)."
         return score, why + ": integrity credit is full (more markers add nothing)."
 
-    def _overselling(self, response: str) -> tuple[float, str]:
+    def _overselling(self, lower: str) -> tuple[float, str]:
         cfg = self.config.overselling
-        hype = [m.lower() for m in self._hype.findall(response)]
+        hype = self._hype.findall(lower)
         uncited = []
-        for m in STATISTIC.finditer(response):
+        for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
             if m.group().replace(" ", "") == "100%":
                 continue  # counted as hype
-            window = response[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
+            window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
             if not self._citation.search(window):
                 uncited.append(m.group())
         score = _clamp(1.0 - cfg.penalty_per_hit * len(hype) - cfg.uncited_stat_penalty * len(uncited))
@@ -243,9 +241,10 @@ class RewardScorer:
         covered = [s for s in fb.key_stems if s in reply_stems]
         coverage = len(covered) / len(fb.key_stems)
         score = 2 * min(1.0, coverage / cfg.full_credit_coverage) - 1
-        echo = len(fb.ngrams & _ngrams(words, cfg.echo_ngram)) / len(fb.ngrams) if fb.ngrams else 0.0
+        copied = {g for g in zip(*(words[k:] for k in range(cfg.echo_ngram)), strict=False) if g in fb.ngrams}
+        echo = len(copied) / len(fb.ngrams) if fb.ngrams else 0.0
         if echo > cfg.echo_threshold:
-            return _clamp(score - cfg.echo_penalty), (
+            return -1.0, (
                 f"The reply copies {echo:.0%} of the feedback's phrases: respond to the points in your own words.")
         missing = [w for s, w in zip(fb.key_stems, fb.key_words, strict=True) if s not in reply_stems][:3]
         if coverage >= cfg.full_credit_coverage:
