@@ -1,0 +1,16 @@
+"""The rule-based reward. `score(response, feedback)`; CLI: `python -m rewards score ...`."""
+
+from rewards.config import COMPONENTS, ConfigError, RewardConfig, load_config
+from rewards.reward import ComponentScore, RewardResult, RewardScorer, default_scorer, score
+
+__all__ = [
+    "COMPONENTS",
+    "ComponentScore",
+    "ConfigError",
+    "RewardConfig",
+    "RewardResult",
+    "RewardScorer",
+    "default_scorer",
+    "load_config",
+    "score",
+]

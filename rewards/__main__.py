@@ -1,0 +1,3 @@
+from rewards.cli import app
+
+app(prog_name="python -m rewards")

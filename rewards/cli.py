@@ -1,0 +1,169 @@
+"""`python -m rewards score ...`: score one reply, or a JSONL file of replies, with the rule-based reward."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from rewards.config import COMPONENTS, ConfigError, load_config
+from rewards.reward import RewardResult, RewardScorer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+out = Console()
+err = Console(stderr=True)
+
+
+class InputError(Exception):
+    """A user mistake in the input: reported as one line, never as a traceback."""
+
+
+class ScoreRow(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    feedback: StrictStr
+    response: StrictStr
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=1)
+
+
+def _breakdown_table(result: RewardResult) -> Table:
+    table = Table(title=f"reward total {result.total:+.3f}", title_justify="left")
+    table.add_column("component")
+    table.add_column("score", justify="right")
+    table.add_column("weight", justify="right")
+    table.add_column("explanation", overflow="fold")
+    for name, c in result.components.items():
+        weight = "gate" if name == "privacy" else f"{c.weight:.2f}"
+        style = "red" if c.score < 0 else "green"
+        table.add_row(name, f"[{style}]{c.score:+.3f}[/]", weight, c.explanation)
+    return table
+
+
+def _read_rows(path: Path) -> list[tuple[int, ScoreRow | str]]:
+    """Parse a JSONL file into (line number, row or error message) pairs; blank lines are skipped."""
+    try:
+        raw_lines = path.read_bytes().splitlines()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    rows: list[tuple[int, ScoreRow | str]] = []
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            rows.append((number, "not valid UTF-8"))
+            continue
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            rows.append((number, f"not valid JSON ({e.msg})"))
+            continue
+        if not isinstance(data, dict):
+            rows.append((number, "expected a JSON object with 'feedback' and 'response'"))
+            continue
+        try:
+            rows.append((number, ScoreRow.model_validate(data)))
+        except ValidationError as e:
+            first = e.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "row"
+            rows.append((number, f"field '{field}': {first['msg'].lower()}"))
+    return rows
+
+
+def _write_atomically(path: Path, lines: list[str]) -> None:
+    """Write to a temporary file beside `path`, then rename: a failure never leaves a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(line + "\n" for line in lines)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _score_file(scorer: RewardScorer, path: Path, output: Path | None, skip_invalid: bool, as_json: bool) -> None:
+    rows = _read_rows(path)
+    results: list[tuple[ScoreRow, RewardResult]] = []
+    skipped = 0
+    progress = track(rows, description="scoring", console=err) if err.is_terminal else rows
+    for number, row in progress:
+        if isinstance(row, str):
+            if not skip_invalid:
+                raise InputError(f"{path}:{number}: {row} (use --skip-invalid to skip bad rows)")
+            skipped += 1
+            continue
+        results.append((row, scorer(row.response, row.feedback)))
+    if not results:
+        raise InputError(f"{path}: no valid rows to score" + (f" ({skipped} skipped)" if skipped else ""))
+
+    if output is not None:
+        _write_atomically(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()}, ensure_ascii=False)
+                                   for row, result in results])
+    names = [*COMPONENTS, "privacy"]
+    means = {name: sum(r.components[name].score for _, r in results) / len(results) for name in names}
+    total = sum(r.total for _, r in results) / len(results)
+    if as_json:
+        print(json.dumps({"n": len(results), "skipped": skipped, "mean_total": total, "mean_components": means}))
+        return
+    table = Table(title=f"{len(results)} replies scored, mean total {total:+.3f}", title_justify="left")
+    table.add_column("component")
+    table.add_column("mean score", justify="right")
+    for name in names:
+        table.add_row(name, f"{means[name]:+.3f}")
+    out.print(table)
+    if skipped:
+        err.print(f"skipped {skipped} invalid row(s)")
+    if output is not None:
+        err.print(f"wrote {len(results)} scored rows to {output}")
+
+
+@app.callback()
+def main() -> None:
+    """Rule-based reward for replies to research feedback."""
+
+
+@app.command()
+def score(
+    feedback: Annotated[str | None, typer.Option(help="The feedback message the reply answers.")] = None,
+    response: Annotated[str | None, typer.Option(help="The reply to score.")] = None,
+    input: Annotated[Path | None, typer.Option("--input", help="JSONL file of {feedback, response} rows.")] = None,
+    output: Annotated[Path | None, typer.Option(help="With --input: write each row plus its reward here.")] = None,
+    skip_invalid: Annotated[bool, typer.Option(help="With --input: skip bad rows and report how many.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    config: Annotated[Path | None, typer.Option(help="Reward config YAML (default configs/reward.yaml).")] = None,
+) -> None:
+    """Score one reply (--feedback and --response) or a JSONL file of replies (--input)."""
+    single = feedback is not None or response is not None
+    if input is not None and single:
+        _fail("give either --input or --feedback/--response, not both")
+    if input is None and (feedback is None or response is None):
+        _fail("give both --feedback and --response, or --input FILE.jsonl")
+    if input is None and (output is not None or skip_invalid):
+        _fail("--output and --skip-invalid only apply with --input")
+    try:
+        scorer = RewardScorer(load_config(config))
+    except ConfigError as e:
+        _fail(str(e))
+    try:
+        if input is not None:
+            _score_file(scorer, input, output, skip_invalid, as_json)
+            return
+    except InputError as e:
+        _fail(str(e))
+    result = scorer(response, feedback)
+    if as_json:
+        print(json.dumps(result.to_dict()))
+    else:
+        out.print(_breakdown_table(result))

@@ -1,0 +1,115 @@
+"""The reward's typed configuration, loaded from `configs/reward.yaml`."""
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "reward.yaml"
+COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LengthConfig(_Strict):
+    best_min_words: int = Field(gt=0)
+    best_max_words: int = Field(gt=0)
+    short_width: float = Field(gt=0)
+    long_width: float = Field(gt=0)
+    repeat_ngram: int = Field(ge=2)
+
+
+class SentimentConfig(_Strict):
+    negative_below: float
+    positive_above: float
+    max_chars: int = Field(gt=0)
+
+
+class ToneConfig(_Strict):
+    empathy_markers: list[str]
+    appreciation_markers: list[str]
+    cheer_markers: list[str]
+    cheerful_pos_share: float = Field(ge=0, le=1)
+    warm_pos_share: float = Field(ge=0, le=1)
+    neutral_max_share: float = Field(ge=0, le=1)
+    max_cheer_markers: int = Field(ge=0)
+
+
+class IntegrityConfig(_Strict):
+    markers: list[str]
+    saturate_at: int = Field(ge=1)
+    score_none: float = Field(ge=-1, le=1)
+    max_hits_per_100_words: float = Field(gt=0)
+    stuffing_min_hits: int = Field(ge=1)
+    stuffing_penalty: float = Field(ge=0)
+
+
+class OversellingConfig(_Strict):
+    hype_terms: list[str]
+    penalty_per_hit: float = Field(ge=0)
+    caps_total: bool
+    uncited_stat_penalty: float = Field(ge=0)
+    citation_markers: list[str]
+    citation_window_chars: int = Field(ge=0)
+
+
+class AcknowledgmentConfig(_Strict):
+    min_word_chars: int = Field(ge=1)
+    stem_chars: int = Field(ge=3)
+    full_credit_coverage: float = Field(gt=0, le=1)
+    max_key_terms: int = Field(ge=1)
+    echo_ngram: int = Field(ge=2)
+    echo_threshold: float = Field(gt=0, le=1)
+    generic_terms: list[str]
+    stopwords: list[str]
+
+
+class PrivacyConfig(_Strict):
+    email: str
+    phone: str
+    phone_min_digits: int = Field(ge=1)
+    card: str
+    us_ssn: str
+    iban: str
+    ip_address: str
+
+
+class RewardConfig(_Strict):
+    weights: dict[str, float]
+    length: LengthConfig
+    sentiment: SentimentConfig
+    tone: ToneConfig
+    integrity: IntegrityConfig
+    overselling: OversellingConfig
+    acknowledgment: AcknowledgmentConfig
+    privacy: PrivacyConfig
+
+    @model_validator(mode="after")
+    def _weights_cover_components(self) -> "RewardConfig":
+        if set(self.weights) != set(COMPONENTS):
+            raise ValueError(f"weights must name exactly {', '.join(COMPONENTS)}; got {', '.join(self.weights)}")
+        if any(w < 0 for w in self.weights.values()) or abs(sum(self.weights.values()) - 1.0) > 1e-6:
+            raise ValueError("weights must be non-negative and sum to 1 so that the total stays in [-1, 1]")
+        return self
+
+
+class ConfigError(ValueError):
+    """A reward config that cannot be read or is invalid; the message names the file and the field."""
+
+
+def load_config(path: str | Path | None = None) -> RewardConfig:
+    """Read a reward config; `None` means the project's `configs/reward.yaml`."""
+    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return RewardConfig.model_validate(data)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: field '{field}': {first['msg']}") from None
