@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agents.governance.config import ConfigError, load_config
-from agents.governance.engine import GovernanceEngine
+from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
 
 app = typer.Typer(add_completion=False, help=__doc__.split("\n\n")[0])
@@ -139,7 +139,7 @@ def main(
         fail("--output needs --input")
     try:
         rows = read_feedback_rows(input_file, skip_invalid) if input_file else [(0, {"feedback": text})]
-        engine = GovernanceEngine(load_config(config))
+        engine = GovernanceEngine(load_config(config)) if config else get_engine()
     except (InputError, ConfigError) as exc:
         fail(str(exc))
 
