@@ -1,6 +1,6 @@
 """Throughput and latency of the governance stage, in one run on the same texts.
 
-    python bench/bench_governance.py [--repeat 2] [--latency-runs 200] [--json]
+    python bench/bench_governance.py [--repeat 3] [--latency-runs 200] [--json]
 
 Throughput (messages/s) on the dataset's feedback texts (or a built-in set when the data is absent):
   1. baseline: a plain `AnalyzerEngine.analyze` loop, spaCy model as shipped (every pipeline component),
@@ -9,6 +9,7 @@ Throughput (messages/s) on the dataset's feedback texts (or a built-in set when 
   3. `govern` in a loop (full stage: redaction, rules, sentiment);
   4. `govern_many` (one batched spaCy pass). Target: >= 2x the baseline.
 Latency: p50/p95 of `govern` on a ~100-word message with personal data. Target: p95 <= 100 ms.
+Bad input: seconds for one `govern` call on 1 MB messages and emoji / punctuation floods (bounded time).
 """
 
 from __future__ import annotations
@@ -55,17 +56,29 @@ def load_texts(data: Path) -> list[str]:
     return [json.loads(line)["feedback"] for f in files for line in f.read_text("utf-8").splitlines() if line]
 
 
-def rate(fn, texts: list[str], repeat: int) -> float:
-    best = float("inf")
+BAD_INPUTS = {
+    "1 MB of prose": ("The survey sample is tiny and Maria Lopez agrees. " * 21000)[:1_000_000],
+    "1 MB of emoji, no spaces": "The dashboard is great " + "😀🔥💯🙏" * 250_000,
+    "1 MB of spaced emoji": "😀 " * 500_000,
+    "1 MB of '!'": "!" * 1_000_000,
+    "whitespace only": " \n\t " * 1000,
+}
+
+
+def best_rates(runs: dict, texts: list[str], repeat: int) -> dict[str, float]:
+    """Messages/s of each run, best of `repeat` passes; passes are interleaved so that load from other
+    processes on a shared machine hits every measurement alike."""
+    best = dict.fromkeys(runs, float("inf"))
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn(texts)
-        best = min(best, time.perf_counter() - start)
-    return len(texts) / best
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run(texts)
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: len(texts) / seconds for name, seconds in best.items()}
 
 
 def main(
-    repeat: Annotated[int, typer.Option(help="passes per measurement; the best one counts")] = 2,
+    repeat: Annotated[int, typer.Option(help="passes per measurement; the best one counts")] = 3,
     latency_runs: Annotated[int, typer.Option(help="govern calls for the latency percentiles")] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
     data: Annotated[Path, typer.Option(help="folder with feedback_*.jsonl")] = DATA,
@@ -87,14 +100,13 @@ def main(
     for analyzer in (shipped, trimmed):
         analyze_loop(analyzer)(texts[:32])
 
-    figures = {
-        "texts": len(texts),
-        "mean_words": round(statistics.mean(len(t.split()) for t in texts), 1),
-        "baseline_analyze_loop_msgs_per_s": rate(analyze_loop(shipped), texts, repeat),
-        "trimmed_analyze_loop_msgs_per_s": rate(analyze_loop(trimmed), texts, repeat),
-        "govern_loop_msgs_per_s": rate(lambda b: [engine.govern(t) for t in b], texts, repeat),
-        "govern_many_msgs_per_s": rate(engine.govern_many, texts, repeat),
-    }
+    rates = best_rates({
+        "baseline_analyze_loop_msgs_per_s": analyze_loop(shipped),
+        "trimmed_analyze_loop_msgs_per_s": analyze_loop(trimmed),
+        "govern_loop_msgs_per_s": lambda batch: [engine.govern(text) for text in batch],
+        "govern_many_msgs_per_s": engine.govern_many,
+    }, texts, repeat)
+    figures = {"texts": len(texts), "mean_words": statistics.mean(len(t.split()) for t in texts)} | rates
     figures["govern_many_speedup_vs_baseline"] = (
         figures["govern_many_msgs_per_s"] / figures["baseline_analyze_loop_msgs_per_s"]
     )
@@ -107,7 +119,11 @@ def main(
     cuts = statistics.quantiles(latencies, n=100)
     figures |= {"latency_words": len(MESSAGE_100_WORDS.split()), "govern_p50_ms": cuts[49],
                 "govern_p95_ms": cuts[94]}
-    figures = {k: round(v, 2) if isinstance(v, float) else v for k, v in figures.items()}
+    for name, text in BAD_INPUTS.items():
+        start = time.perf_counter()
+        engine.govern(text)
+        figures[f"bad_input_seconds: {name}"] = time.perf_counter() - start
+    figures = {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
 
     if as_json:
         print(json.dumps(figures))

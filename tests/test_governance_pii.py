@@ -97,3 +97,10 @@ def test_a_missing_spacy_model_is_a_clear_error_not_a_download(tmp_path):
     config = load_config().pii.model_copy(update={"spacy_model": "no_such_spacy_model_xyz"})
     with pytest.raises(SpacyModelMissing, match="no_such_spacy_model_xyz.*make setup"):
         PiiRedactor(config)
+
+
+def test_presidio_email_check_uses_the_offline_suffix_list():
+    import tldextract.tldextract as tld
+
+    govern("write to jane@uni-example.edu")
+    assert tld.TLD_EXTRACTOR.suffix_list_urls == ()  # al_integration's offline extractor, never a download
