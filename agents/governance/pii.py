@@ -2,7 +2,7 @@
 
 Offline by construction: the spaCy model is an installed package loaded by name (Presidio's own loader
 would download a missing model), and tldextract was switched to its bundled suffix list when
-`al_integration` was imported. The value-to-placeholder mapping lives only inside `redact_*` calls.
+`al_integration` was imported. The value-to-placeholder mapping lives only inside one `redact` call.
 """
 
 from __future__ import annotations
