@@ -8,6 +8,7 @@ Throughput (messages/s) on the dataset's feedback texts (or a built-in set when 
   2. the same loop on our trimmed pipeline (dependency parser excluded), to separate the two gains;
   3. `govern` in a loop (full stage: redaction, rules, sentiment);
   4. `govern_many` (one batched spaCy pass). Target: >= 2x the baseline.
+  5. both again on GRPO-style batches (100 tasks, each 4 times), where govern_many governs each once.
 Latency: p50/p95 of `govern` on a ~100-word message with personal data. Target: p95 <= 100 ms.
 Bad input: seconds for one `govern` call on 1 MB messages and emoji / punctuation floods (bounded time).
 """
@@ -55,6 +56,8 @@ def load_texts(data: Path) -> list[str]:
         return FALLBACK_TEXTS * 60
     return [json.loads(line)["feedback"] for f in files for line in f.read_text("utf-8").splitlines() if line]
 
+
+GROUP_SIZE = 4
 
 BAD_INPUTS = {
     "1 MB of prose": ("The survey sample is tiny and Maria Lopez agrees. " * 21000)[:1_000_000],
@@ -106,7 +109,14 @@ def main(
         "govern_loop_msgs_per_s": lambda batch: [engine.govern(text) for text in batch],
         "govern_many_msgs_per_s": engine.govern_many,
     }, texts, repeat)
-    figures = {"texts": len(texts), "mean_words": statistics.mean(len(t.split()) for t in texts)} | rates
+    figures = {"texts": len(texts), "mean_words": round(statistics.mean(len(t.split()) for t in texts), 1)}
+    figures |= rates
+    # GRPO enqueues each task G times: govern_many governs each distinct message once.
+    groups = [text for text in texts[:100] for _ in range(GROUP_SIZE)]
+    figures |= {f"grpo_groups_of_{GROUP_SIZE}_{name}": value for name, value in best_rates({
+        "govern_loop_msgs_per_s": lambda batch: [engine.govern(text) for text in batch],
+        "govern_many_msgs_per_s": engine.govern_many,
+    }, groups, repeat).items()}
     figures["govern_many_speedup_vs_baseline"] = (
         figures["govern_many_msgs_per_s"] / figures["baseline_analyze_loop_msgs_per_s"]
     )

@@ -54,6 +54,18 @@ def test_govern_many_matches_govern_on_every_message():
         "escalate", "reject", "answer", "reject", "reject", "escalate", "answer", "reject"]
 
 
+def test_govern_many_governs_a_repeated_message_once(monkeypatch):
+    engine = get_engine()
+    analyzed: list[int] = []
+    analyze_many = engine.redactor.analyze_many
+    monkeypatch.setattr(engine.redactor, "analyze_many", lambda texts: analyzed.append(len(texts))
+                        or analyze_many(texts))
+    group = [DEMO] * 4 + ["The survey sample is tiny."] * 4  # two GRPO groups of four rollouts
+    results = engine.govern_many(group)
+    assert analyzed == [2]
+    assert results == [govern(text) for text in group]
+
+
 def test_govern_many_of_nothing_is_nothing():
     assert govern_many([]) == []
 

@@ -47,11 +47,16 @@ class GovernanceEngine:
         return self._decide(prepared, self.redactor.analyze(prepared.text))
 
     def govern_many(self, texts: Sequence[str]) -> list[GovernanceResult]:
-        """Same results as `govern` on each text, with one batched spaCy pass over all of them."""
+        """Same results as `govern` on each text, with one batched spaCy pass over the distinct ones.
+
+        A GRPO group sends the same task G times: each distinct message is governed once (results are
+        deterministic and immutable, so sharing them is safe).
+        """
         prepared = [self.prepare(text) for text in texts]
-        to_analyze = [p for p in prepared if p.text.strip()]
-        findings = iter(self.redactor.analyze_many([p.text for p in to_analyze]))
-        return [self._decide(p, next(findings)) if p.text.strip() else self._empty(p) for p in prepared]
+        distinct = list(dict.fromkeys(p for p in prepared if p.text.strip()))
+        findings = self.redactor.analyze_many([p.text for p in distinct])
+        results = {p: self._decide(p, found) for p, found in zip(distinct, findings, strict=True)}
+        return [results[p] if p.text.strip() else self._empty(p) for p in prepared]
 
     def prepare(self, text: str) -> PreparedText:
         """Make any str safe to analyse: lone surrogates become '?', over-long text is cut."""
