@@ -64,6 +64,8 @@ def test_govern_many_governs_a_repeated_message_once(monkeypatch):
     results = engine.govern_many(group)
     assert analyzed == [2]
     assert results == [govern(text) for text in group]
+    results[0].reasons.append("changed by a caller")
+    assert results[1].reasons == govern(DEMO).reasons  # repeats do not share mutable state
 
 
 def test_govern_many_of_nothing_is_nothing():

@@ -49,14 +49,23 @@ class GovernanceEngine:
     def govern_many(self, texts: Sequence[str]) -> list[GovernanceResult]:
         """Same results as `govern` on each text, with one batched spaCy pass over the distinct ones.
 
-        A GRPO group sends the same task G times: each distinct message is governed once (results are
-        deterministic and immutable, so sharing them is safe).
+        A GRPO group sends the same task G times: each distinct message is governed once, and repeats get
+        their own copy of its result.
         """
         prepared = [self.prepare(text) for text in texts]
         distinct = list(dict.fromkeys(p for p in prepared if p.text.strip()))
         findings = self.redactor.analyze_many([p.text for p in distinct])
-        results = {p: self._decide(p, found) for p, found in zip(distinct, findings, strict=True)}
-        return [results[p] if p.text.strip() else self._empty(p) for p in prepared]
+        governed = {p: self._decide(p, found) for p, found in zip(distinct, findings, strict=True)}
+        results, seen = [], set()
+        for p in prepared:
+            if not p.text.strip():
+                results.append(self._empty(p))
+            elif p in seen:
+                results.append(governed[p].model_copy(deep=True))
+            else:
+                seen.add(p)
+                results.append(governed[p])
+        return results
 
     def prepare(self, text: str) -> PreparedText:
         """Make any str safe to analyse: lone surrogates become '?', over-long text is cut."""

@@ -45,7 +45,8 @@ SPACY_LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC":
 
 @dataclass(frozen=True, slots=True)
 class Entity:
-    """Where personal data was found: type, offsets into the analysed text, score. Never the value."""
+    """Where personal data was found: type, offsets, score; never the value. The offsets index the text
+    given to `govern` (the stage only cuts over-long text at the end and swaps lone surrogates 1:1)."""
 
     type: str
     start: int
