@@ -27,7 +27,7 @@ lint: setup
 	$(BIN)/ruff check .
 
 bench: setup
-	$(BIN)/python bench/bench_reward.py
+	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # Refresh constraints.txt from the current environment after a deliberate dependency change.
 lock: setup
