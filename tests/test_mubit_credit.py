@@ -12,6 +12,7 @@ import pytest
 
 from al_integration.mubit_config import ConfigError, MubitConfig, load_mubit_config
 from al_integration.mubit_credit import record_step_outcome, recalled_lessons
+from al_integration.mubit_local import EmbeddedMubit
 from al_integration.mubit_loop import start_credit_loop
 from al_integration.mubit_seed import SeedLessonError, read_seed_lessons
 
@@ -152,3 +153,15 @@ def test_rollouts_succeed_and_outages_are_counted_while_mubit_is_down(tmp_path, 
     assert report.outages == {"recall": 4, "record_outcome": 4, "step_outcome": 4}
     assert "12 outage(s)" in report.summary()
     assert all(json.loads(path.read_text()) == [] for path in shown_dir.glob("*.json"))
+
+
+def test_named_endpoint_is_used_only_when_mubit_api_key_is_set(tmp_path, monkeypatch):
+    with EmbeddedMubit(tmp_path / "remote.sqlite3", api_key="remote-key") as remote:  # stands in for hosted
+        monkeypatch.setenv("MUBIT_API_KEY", "remote-key")
+        with start_credit_loop(config(endpoint=remote.endpoint), tmp_path / "run") as loop:
+            assert loop.engine is None and loop.report().backend == remote.endpoint
+            assert loop.report().seeds_added == 24
+        monkeypatch.delenv("MUBIT_API_KEY")
+        with start_credit_loop(config(endpoint=remote.endpoint), tmp_path / "run2") as loop:
+            assert loop.engine is not None and loop.report().backend == "embedded"
+    assert len(entries(tmp_path / "remote.sqlite3")) == 24

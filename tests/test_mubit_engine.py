@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -235,3 +236,14 @@ def test_serve_cli_rejects_bad_input_with_one_line(tmp_path):
         _, err = result.communicate(timeout=30)
     assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
     json.dumps(err)  # printable
+
+
+def test_in_process_engine_stops_cleanly(tmp_path):
+    engine = EmbeddedMubit(tmp_path / "m.sqlite3").start()
+    endpoint = engine.endpoint
+    assert requests.get(f"{endpoint}/v2/core/health").json()["status"] == "ok"  # no key: auth is off
+    engine.stop()
+    assert not engine.running
+    assert not any(thread.name == "mubit-local" for thread in threading.enumerate())
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{endpoint}/v2/core/health", timeout=2)

@@ -24,6 +24,7 @@ GLOBAL_REFERENCES = ("", "global")  # an outcome with these reference ids is run
 SHARED_ENTRY_TYPES = ("lesson",)
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _MAX_QUERY_TOKENS = 64
+_MAX_MATCH_TERMS = 8  # the rarest (most informative) query words that go into the FTS match
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -155,15 +156,14 @@ def _metadata_flag(metadata_json: str, key: str) -> bool:
     return isinstance(metadata, dict) and metadata.get(key) is True
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 OR-query over the distinct words of `text` (quoted, so user text is never syntax)."""
-    seen: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if token not in seen:
-            seen.append(token)
-        if len(seen) == _MAX_QUERY_TOKENS:
-            break
-    return " OR ".join(f'"{token}"' for token in seen)
+def query_words(text: str) -> list[str]:
+    """The distinct words of a query, in order."""
+    return list(dict.fromkeys(_TOKEN.findall(text.lower())))[:_MAX_QUERY_TOKENS]
+
+
+def fts_query(words: Sequence[str]) -> str:
+    """An FTS5 OR-query over `words` (each quoted, so user text is never FTS syntax)."""
+    return " OR ".join(f'"{word}"' for word in words)
 
 
 class MemoryStore:
@@ -178,6 +178,7 @@ class MemoryStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._doc_freq: dict[str, int] = {}  # word -> entries containing it; cleared on every write
 
     def close(self) -> None:
         with self._lock:
@@ -212,6 +213,7 @@ class MemoryStore:
             replay = self._replay("ingest", idempotency_key)
             if replay is not None:
                 return replay
+            self._doc_freq.clear()
             now = time.time()
             traces = [self._write_item(run_id, agent_id, item, now) for item in items]
             job_id = f"job-{uuid.uuid4().hex[:16]}"
@@ -358,12 +360,14 @@ class MemoryStore:
 
     def delete_run(self, run_id: str) -> bool:
         with self._lock, self._db:
+            self._doc_freq.clear()
             for table in ("entries", "ingest_jobs", "outcomes", "step_outcomes"):
                 self._db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         return True
 
     def delete_lesson(self, lesson_id: str) -> bool:
         with self._lock, self._db:
+            self._doc_freq.clear()
             cursor = self._db.execute(
                 "DELETE FROM entries WHERE entry_id = ? AND entry_type = 'lesson'", (lesson_id,)
             )
@@ -450,8 +454,8 @@ class MemoryStore:
             visible += f" AND e.entry_type IN ({', '.join('?' * len(entry_types))})"
             params += list(entry_types)
         shortlist = max(limit * 10, 50)
-        match = fts_query(query)
         with self._lock:
+            match = fts_query(self._informative_words(query_words(query)))
             hits: list[tuple[Sequence[Any], float]] = []
             if match:
                 rows = self._db.execute(
@@ -472,6 +476,25 @@ class MemoryStore:
         ]
         ranked.sort(key=lambda r: r.parts.score, reverse=True)  # stable: BM25 order breaks ties
         return ranked[:limit]
+
+    def _informative_words(self, words: list[str]) -> list[str]:
+        """Drop words too common to rank by, keep the rarest few: same BM25 order, far fewer postings.
+
+        FTS5 clamps the IDF of a word found in more than half of the entries to ~1e-6, so such words
+        change no ranking but make BM25 score nearly every entry. They are kept only when nothing
+        else is left. Of the rest, the `_MAX_MATCH_TERMS` rarest go into the match.
+        """
+        if len(words) <= 1:
+            return words
+        total = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        for word in words:
+            if word not in self._doc_freq:
+                self._doc_freq[word] = self._db.execute(
+                    "SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?", (fts_query([word]),)
+                ).fetchone()[0]
+        ranked = sorted((word for word in words if self._doc_freq[word] > 0), key=self._doc_freq.__getitem__)
+        informative = [word for word in ranked if self._doc_freq[word] < total / 2] or ranked
+        return informative[:_MAX_MATCH_TERMS]
 
     def unranked(self, entry: Entry) -> RankedEntry:
         """The entry scored on its credit alone (no query), e.g. for dereference."""
