@@ -24,9 +24,16 @@ class StepOutcomeCompatClient(Client):
         return super().record_step_outcome(**kwargs)
 
 
-def make_control_client(endpoint: str, api_key: str, *, timeout_ms: int = 5000) -> MubitControlClient:
-    """The adapter's `MubitControlClient` (Agent Lightning defaults) over HTTP, with the workaround."""
-    sdk = StepOutcomeCompatClient(
+def make_sdk_client(endpoint: str, api_key: str, *, timeout_ms: int = 5000) -> StepOutcomeCompatClient:
+    """The SDK client over HTTP (no gRPC attempt), with the workaround and a bounded timeout per call."""
+    return StepOutcomeCompatClient(
         endpoint=endpoint.rstrip("/"), api_key=api_key, transport="http", timeout_ms=timeout_ms
     )
+
+
+def make_control_client(
+    endpoint: str, api_key: str, *, timeout_ms: int = 5000, sdk: Client | None = None
+) -> MubitControlClient:
+    """The adapter's `MubitControlClient` (Agent Lightning defaults) over the patched SDK client."""
+    sdk = sdk or make_sdk_client(endpoint, api_key, timeout_ms=timeout_ms)
     return MubitControlClient(endpoint=endpoint, api_key=api_key, sdk_client=sdk)

@@ -14,6 +14,8 @@
   fields (or a caller-supplied function).
 * A reward returned as a float is added to the store after the spans the hook receives; the hook
   then reads the attempt's spans from the store.
+* The outcome carries an idempotency key per rollout attempt, so the SDK retries it on a transient
+  failure and the engine counts it once (the adapter's client drops that key).
 
 `record_step_outcome(rollout_id, step, signal, ...)` lets the agent send per-step signals
 (governance decision, reply produced, reward components) through the adapter's client, with the
@@ -32,7 +34,7 @@ from typing import Any
 import agentlightning as agl
 from mubit_agent_lightning import MubitHook
 
-from al_integration.mubit_client import make_control_client
+from al_integration.mubit_client import make_control_client, make_sdk_client
 from al_integration.mubit_outages import OutageLog
 
 logger = logging.getLogger(__name__)
@@ -128,6 +130,7 @@ class MubitCreditHook(MubitHook):
         verified_in_production: bool | None = None,
         timeout_ms: int = 5000,
     ) -> None:
+        sdk = make_sdk_client(endpoint, api_key, timeout_ms=timeout_ms)
         super().__init__(
             endpoint=endpoint,
             api_key=api_key,
@@ -135,13 +138,20 @@ class MubitCreditHook(MubitHook):
             agent_id=agent_id,
             recall_limit=recall_limit,
             verified_in_production=verified_in_production,
-            mubit_client=make_control_client(endpoint, api_key, timeout_ms=timeout_ms),
+            mubit_client=make_control_client(endpoint, api_key, sdk=sdk),
         )
+        self._sdk = sdk
         self.outages = outages
         self.entry_types = list(entry_types)
         self.query_builder = query_builder or fields_query(("category", "topic"))
         global _active_hook
         _active_hook = self
+
+    def deactivate(self) -> None:
+        """Stop serving `record_step_outcome` in this process (the run is over)."""
+        global _active_hook
+        if _active_hook is self:
+            _active_hook = None
 
     async def on_rollout_start(self, *, agent: Any, runner: Any, rollout: Any) -> None:
         rollout_id = getattr(rollout, "rollout_id", None)
@@ -173,9 +183,12 @@ class MubitCreditHook(MubitHook):
         if reward is None:
             return
         entry_ids = list(memory.shown) if memory else []
+        attempt_id = getattr(getattr(rollout, "attempt", None), "attempt_id", "")
         try:
+            # The SDK call, not the adapter's: only it forwards `idempotency_key`, which makes the
+            # outcome safe to retry (the SDK then retries it) and counted once by the engine.
             await asyncio.to_thread(
-                self._get_client().record_outcome,
+                self._sdk.record_outcome,
                 session_id=self.session_id,
                 reference_id="global",
                 outcome="success" if reward >= 0 else "failure",
@@ -183,7 +196,8 @@ class MubitCreditHook(MubitHook):
                 rationale=f"agent_lightning_rollout reward={reward:.4f} mode={rollout.mode}",
                 agent_id=self.agent_id,
                 entry_ids=entry_ids or None,
-                verified_in_production=self.verified_in_production,
+                verified_in_production=bool(self.verified_in_production),
+                idempotency_key=f"agl-outcome:{rollout_id}:{attempt_id}",
             )
         except Exception as exc:  # noqa: BLE001 - fail open
             self.outages.record("record_outcome", exc)

@@ -59,6 +59,7 @@ class CreditLoop:
         return CreditReport(self.backend, self.outages.counts(), self.seeds.added, self.seeds.deduplicated)
 
     def close(self) -> None:
+        self.hook.deactivate()
         if self.engine is not None:
             self.engine.stop()
             self.engine = None

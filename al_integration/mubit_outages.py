@@ -29,8 +29,11 @@ class OutageLog:
         line = json.dumps(
             {"op": operation, "error": type(error).__name__, "pid": os.getpid(), "t": round(time.time(), 3)}
         )
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+        except OSError:  # counting must never be what breaks a rollout
+            logger.exception("could not record a Mubit outage in %s", self.path)
         logger.warning("Mubit %s failed (%s); continuing without it", operation, type(error).__name__)
 
     def counts(self) -> dict[str, int]:

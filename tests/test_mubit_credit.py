@@ -38,6 +38,8 @@ def entries(db: Path) -> list[tuple[str, str]]:
 def test_seed_lessons_load_once_and_never_carry_the_helpful_flag(tmp_path):
     with start_credit_loop(config(), tmp_path) as first:
         assert (first.report().seeds_added, first.report().seeds_deduplicated) == (24, 0)
+        assert record_step_outcome("rollout-x", "reply", 0.5) is True
+    assert record_step_outcome("rollout-x", "reply", 0.5) is False  # the loop is closed: no hook here
     with start_credit_loop(config(), tmp_path) as second:
         assert (second.report().seeds_added, second.report().seeds_deduplicated) == (0, 24)
     stored = entries(tmp_path / "mubit.sqlite3")
@@ -134,8 +136,10 @@ def test_hook_credits_exactly_the_lessons_the_agent_was_shown(tmp_path, monkeypa
         credited = sorted(sorted(json.loads(row[0])) for row in rows)
         signals = [row[0] for row in conn.execute("SELECT signal FROM outcomes")]
         steps = conn.execute("SELECT step_name, metadata_json FROM step_outcomes").fetchall()
+        keys = conn.execute("SELECT key FROM idempotency WHERE scope = 'outcome'").fetchall()
     assert credited == shown
     assert signals == [0.5] * len(TASKS)
+    assert len(keys) == len(TASKS) and all(key.startswith("agl-outcome:") for (key,) in keys)
     assert [name for name, _ in steps] == ["governance"] * len(TASKS)
     assert all(json.loads(metadata)["decision"] == "answer" for _, metadata in steps)
 
