@@ -2,7 +2,6 @@
 
 import al_integration  # noqa: F401, I001  (offline defaults before agentlightning is imported)
 
-import json
 import os
 import socket
 import subprocess
@@ -230,12 +229,18 @@ def test_serve_cli_rejects_bad_input_with_one_line(tmp_path):
     assert result.returncode == 2
     assert f"--db {tmp_path}: not a file" in err and "Traceback" not in err
 
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("this is not a database, just some text that is long enough to be read\n" * 50)
+    result = _serve("--db", str(not_sqlite), "--port", str(_free_port()))
+    _, err = result.communicate(timeout=30)
+    assert result.returncode == 2 and "not a usable SQLite file" in err and "Traceback" not in err
+
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         result = _serve("--db", str(tmp_path / "m.sqlite3"), "--port", str(port))
         _, err = result.communicate(timeout=30)
     assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
-    json.dumps(err)  # printable
+    assert err.strip().splitlines()[-1].startswith("error: cannot listen")  # one line, last
 
 
 def test_in_process_engine_stops_cleanly(tmp_path):

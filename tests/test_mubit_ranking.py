@@ -83,3 +83,9 @@ def test_store_is_durable_across_reopen(tmp_path):
         assert reopened.get_entry(entry).failure_count == 1
     finally:
         reopened.close()
+
+
+def test_entries_of_other_runs_never_crowd_out_visible_ones(store):
+    store.ingest("other", "test", [{"text": "sample size sample size", "intent": "trace"} for _ in range(60)])
+    lesson = add(store, "state the sample size")
+    assert ids(store, "sample size", limit=1, run="mine") == [lesson]

@@ -35,7 +35,7 @@ def serve(
         _fail(f"--db {db}: not a file")
     if not api_key:
         console.print("[yellow]warning:[/] no --api-key given: requests are not authenticated")
-    console.print(f"mubit-local serving http://{host}:{port} from {db}")
+    console.print(f"starting mubit-local on http://{host}:{port} with {db}")
     try:
         serve_forever(db, host=host, port=port, api_key=api_key)
     except sqlite3.DatabaseError as exc:

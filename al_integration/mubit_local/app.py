@@ -158,6 +158,11 @@ def _lesson(entry: Entry) -> dict[str, Any]:
     }
 
 
+def _ok(payload: dict[str, Any]) -> JSONResponse:
+    # A ready response skips FastAPI's jsonable_encoder (~1 ms for a 10-item recall with explain).
+    return JSONResponse(payload)
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error": message, "code": status})
 
@@ -194,26 +199,27 @@ def create_app(store: MemoryStore, api_key: str = "") -> FastAPI:
         return _error(500, f"internal error on {request.url.path}: {type(exc).__name__}")
 
     @app.get("/v2/core/health")
-    async def health() -> dict[str, Any]:
-        return {"status": "ok", "healthy": True, "service": ENGINE_NAME, "entries": store.count_entries()}
+    async def health() -> JSONResponse:
+        entries = store.count_entries()
+        return _ok({"status": "ok", "healthy": True, "service": ENGINE_NAME, "entries": entries})
 
     @app.post("/v2/control/ingest")
-    async def ingest(req: IngestRequest) -> dict[str, Any]:
+    async def ingest(req: IngestRequest) -> JSONResponse:
         items = [item.model_dump() for item in req.items]
-        return store.ingest(req.run_id, req.agent_id, items, req.idempotency_key)
+        return _ok(store.ingest(req.run_id, req.agent_id, items, req.idempotency_key))
 
     @app.get("/v2/control/ingest/jobs/{job_id}")
-    async def ingest_job(job_id: str, run_id: str = ""):
+    async def ingest_job(job_id: str, run_id: str = "") -> JSONResponse:
         job = store.ingest_job(job_id)
         if job is None:
             return _error(404, f"unknown ingest job {job_id!r}")
-        return job
+        return _ok(job)
 
     @app.post("/v2/control/query")
-    async def query(req: QueryRequest) -> dict[str, Any]:
+    async def query(req: QueryRequest) -> JSONResponse:
         ranked = store.search(req.run_id, req.query, req.limit, req.entry_types)
         items = [evidence(r, req.explain, fusion_weights) for r in ranked]
-        return {
+        return _ok({
             "final_answer": "",
             "evidence": items,
             "confidence": max((r.parts.score for r in ranked), default=0.0),
@@ -223,16 +229,16 @@ def create_app(store: MemoryStore, api_key: str = "") -> FastAPI:
             "routing_summary": f"{ENGINE_NAME}: bm25 shortlist re-ranked with learned credit",
             "signals": {},
             "citations": [],
-        }
+        })
 
     @app.post("/v2/control/context")
-    async def context(req: ContextRequest) -> dict[str, Any]:
+    async def context(req: ContextRequest) -> JSONResponse:
         ranked = store.search(req.run_id, req.query, req.limit, req.entry_types)
         block = "\n".join(f"- [{r.entry.entry_type}] {r.entry.text}" for r in ranked)
         counts: dict[str, int] = {}
         for r in ranked:
             counts[r.entry.entry_type] = counts.get(r.entry.entry_type, 0) + 1
-        return {
+        return _ok({
             "context_block": block,
             "token_estimate": len(block) // 4,
             "sources": [evidence(r, False, fusion_weights) for r in ranked],
@@ -245,46 +251,46 @@ def create_app(store: MemoryStore, api_key: str = "") -> FastAPI:
             "evidence_dropped_by_budget": 0,
             "exact_references_surfaced": 0,
             "empty_reason": "" if ranked else "no matching memory",
-        }
+        })
 
     @app.post("/v2/control/outcome")
-    async def outcome(req: OutcomeRequest) -> dict[str, Any]:
-        return store.record_outcome(**req.model_dump())
+    async def outcome(req: OutcomeRequest) -> JSONResponse:
+        return _ok(store.record_outcome(**req.model_dump()))
 
     @app.post("/v2/control/step_outcome")
-    async def step_outcome(req: StepOutcomeRequest) -> dict[str, Any]:
-        return store.record_step_outcome(req.model_dump())
+    async def step_outcome(req: StepOutcomeRequest) -> JSONResponse:
+        return _ok(store.record_step_outcome(req.model_dump()))
 
     @app.post("/v2/control/lessons")
-    async def lessons(req: LessonsRequest) -> dict[str, Any]:
-        return {"lessons": [_lesson(e) for e in store.list_lessons(req.run_id, req.limit, req.scope,
-                                                                     req.importance)]}
+    async def lessons(req: LessonsRequest) -> JSONResponse:
+        found = store.list_lessons(req.run_id, req.limit, req.scope, req.importance)
+        return _ok({"lessons": [_lesson(entry) for entry in found]})
 
     @app.post("/v2/control/dereference")
-    async def dereference(req: DereferenceRequest) -> dict[str, Any]:
+    async def dereference(req: DereferenceRequest) -> JSONResponse:
         entry = store.get_entry(req.reference_id, req.run_id)
         if entry is None:
-            return {"found": False}
-        return {"found": True, "evidence": evidence(store.unranked(entry), False, {})}
+            return _ok({"found": False})
+        return _ok({"found": True, "evidence": evidence(store.unranked(entry), False, {})})
 
     @app.post("/v2/control/memory_health")
-    async def memory_health(req: RunRequest) -> dict[str, Any]:
-        return {
+    async def memory_health(req: RunRequest) -> JSONResponse:
+        return _ok({
             "entry_counts": store.entry_counts(req.run_id),
             "stale_entries": 0,
             "contradictions": [],
             "low_confidence_count": 0,
             "promotion_candidates": [],
             "section_health": [],
-        }
+        })
 
     @app.post("/v2/control/delete_run")
-    async def delete_run(req: RunRequest) -> dict[str, Any]:
-        return {"success": store.delete_run(req.run_id)}
+    async def delete_run(req: RunRequest) -> JSONResponse:
+        return _ok({"success": store.delete_run(req.run_id)})
 
     @app.post("/v2/control/lessons/delete")
-    async def delete_lesson(req: DeleteLessonRequest) -> dict[str, Any]:
-        return {"success": store.delete_lesson(req.lesson_id)}
+    async def delete_lesson(req: DeleteLessonRequest) -> JSONResponse:
+        return _ok({"success": store.delete_lesson(req.lesson_id)})
 
     @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     async def not_implemented(path: str, request: Request) -> JSONResponse:

@@ -101,10 +101,9 @@ def serve_forever(
     weights: RankingWeights | None = None,
 ) -> None:
     """Serve in the foreground until interrupted (Ctrl-C / SIGTERM). Raises OSError if the port is taken."""
-    listener = socket.create_server((host, port))
     store = MemoryStore(db_path, weights)
     try:
-        uvicorn.Server(_uvicorn_config(create_app(store, api_key), host, port)).run(sockets=[listener])
+        with socket.create_server((host, port)) as listener:
+            uvicorn.Server(_uvicorn_config(create_app(store, api_key), host, port)).run(sockets=[listener])
     finally:
-        listener.close()
         store.close()

@@ -178,11 +178,17 @@ class MemoryStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
-        self._doc_freq: dict[str, int] = {}  # word -> entries containing it; cleared on every write
+        # Corpus statistics for query pruning, dropped on every write that adds or removes text.
+        self._doc_freq: dict[str, int] = {}
+        self._entry_total: int | None = None
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def _forget_corpus_stats(self) -> None:
+        self._doc_freq.clear()
+        self._entry_total = None
 
     # ---- idempotency -------------------------------------------------------------------------
 
@@ -213,7 +219,7 @@ class MemoryStore:
             replay = self._replay("ingest", idempotency_key)
             if replay is not None:
                 return replay
-            self._doc_freq.clear()
+            self._forget_corpus_stats()
             now = time.time()
             traces = [self._write_item(run_id, agent_id, item, now) for item in items]
             job_id = f"job-{uuid.uuid4().hex[:16]}"
@@ -360,14 +366,14 @@ class MemoryStore:
 
     def delete_run(self, run_id: str) -> bool:
         with self._lock, self._db:
-            self._doc_freq.clear()
+            self._forget_corpus_stats()
             for table in ("entries", "ingest_jobs", "outcomes", "step_outcomes"):
                 self._db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         return True
 
     def delete_lesson(self, lesson_id: str) -> bool:
         with self._lock, self._db:
-            self._doc_freq.clear()
+            self._forget_corpus_stats()
             cursor = self._db.execute(
                 "DELETE FROM entries WHERE entry_id = ? AND entry_type = 'lesson'", (lesson_id,)
             )
@@ -456,15 +462,7 @@ class MemoryStore:
         shortlist = max(limit * 10, 50)
         with self._lock:
             match = fts_query(self._informative_words(query_words(query)))
-            hits: list[tuple[Sequence[Any], float]] = []
-            if match:
-                rows = self._db.execute(
-                    f"SELECT {', '.join('e.' + c.strip() for c in _ENTRY_COLUMNS.split(','))}, "
-                    "bm25(entries_fts) FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
-                    f"WHERE entries_fts MATCH ? AND {visible} ORDER BY bm25(entries_fts) LIMIT ?",
-                    [match, *params, shortlist],
-                ).fetchall()
-                hits = [(row[:-1], -float(row[-1])) for row in rows]
+            hits = self._bm25_shortlist(match, visible, params, shortlist) if match else []
             if len(hits) < limit:
                 hits += self._best_credited(visible, params, {row[0] for row, _ in hits}, limit - len(hits))
         best = max((relevance for _, relevance in hits), default=0.0)
@@ -477,6 +475,33 @@ class MemoryStore:
         ranked.sort(key=lambda r: r.parts.score, reverse=True)  # stable: BM25 order breaks ties
         return ranked[:limit]
 
+    def _bm25_shortlist(
+        self, match: str, visible: str, params: list[Any], shortlist: int
+    ) -> list[tuple[Sequence[Any], float]]:
+        """The best BM25 hits visible from the run, as (row, relevance >= 0).
+
+        Fast path: take the top hits from the FTS index alone, then drop invisible ones (entries of
+        other runs). Only when that leaves the shortlist short while more hits exist is the slower
+        join, which checks visibility for every hit, needed.
+        """
+        columns = ", ".join("e." + column.strip() for column in _ENTRY_COLUMNS.split(","))
+        rows = self._db.execute(
+            f"SELECT {columns}, f.score FROM (SELECT rowid, bm25(entries_fts) AS score FROM entries_fts "
+            "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?) f JOIN entries e ON e.rowid = f.rowid "
+            f"WHERE {visible} ORDER BY f.score",
+            [match, shortlist, *params],
+        ).fetchall()
+        if len(rows) < shortlist and self._db.execute(
+            "SELECT COUNT(*) > ? FROM entries_fts WHERE entries_fts MATCH ?", (len(rows), match)
+        ).fetchone()[0]:
+            rows = self._db.execute(
+                f"SELECT {columns}, bm25(entries_fts) FROM entries_fts "
+                "JOIN entries e ON e.rowid = entries_fts.rowid "
+                f"WHERE entries_fts MATCH ? AND {visible} ORDER BY bm25(entries_fts) LIMIT ?",
+                [match, *params, shortlist],
+            ).fetchall()
+        return [(row[:-1], -float(row[-1])) for row in rows]
+
     def _informative_words(self, words: list[str]) -> list[str]:
         """Drop words too common to rank by, keep the rarest few: same BM25 order, far fewer postings.
 
@@ -486,7 +511,9 @@ class MemoryStore:
         """
         if len(words) <= 1:
             return words
-        total = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        if self._entry_total is None:
+            self._entry_total = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        total = self._entry_total
         for word in words:
             if word not in self._doc_freq:
                 self._doc_freq[word] = self._db.execute(
