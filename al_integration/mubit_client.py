@@ -9,10 +9,17 @@ accepts that dict and sends it unchanged through the SDK's raw-payload route
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from mubit import Client
 from mubit_agent_lightning import MubitControlClient
+
+# mubit-integration-base 0.6.0 calls `client.query()` / `client.ingest()`, which mubit-sdk 0.13
+# deprecates in favour of `client.advanced.*` with a warning on every call. Nothing to act on here.
+warnings.filterwarnings(
+    "ignore", message=r"client\.\w+\(\) is moving to client\.advanced", category=DeprecationWarning
+)
 
 
 class StepOutcomeCompatClient(Client):

@@ -16,6 +16,8 @@ from al_integration.mubit_local import EmbeddedMubit
 from al_integration.mubit_loop import start_credit_loop
 from al_integration.mubit_seed import SeedLessonError, read_seed_lessons
 
+# mubit-integration-base calls deprecated SDK aliases on every call (see docs/mubit.md).
+pytestmark = pytest.mark.filterwarnings("ignore:client\\..*is moving to client\\.advanced:DeprecationWarning")
 REPO = Path(__file__).resolve().parents[1]
 SEED_FILE = REPO / "data" / "lessons.jsonl"
 TASKS = [

@@ -18,6 +18,8 @@ from mubit_agent_lightning import MubitControlClient, MubitRewardEmitter
 from al_integration.mubit_client import make_control_client
 from al_integration.mubit_local import EmbeddedMubit
 
+# mubit-integration-base calls deprecated SDK aliases on every call (see docs/mubit.md).
+pytestmark = pytest.mark.filterwarnings("ignore:client\\..*is moving to client\\.advanced:DeprecationWarning")
 KEY = "test-key"
 QUERY = "reviewer questions the sample size"
 LESSON_A = "When a reviewer questions the sample size, give the number and what a larger sample would change."
