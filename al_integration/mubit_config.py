@@ -20,6 +20,7 @@ class RankingConfig(BaseModel):
     verified_boost: float = Field(0.05, ge=0)
     prior_alpha: float = Field(1.0, gt=0)
     prior_beta: float = Field(1.0, gt=0)
+    sample_credit: bool = False
 
     def weights(self) -> RankingWeights:
         return RankingWeights(**self.model_dump())

@@ -89,3 +89,16 @@ def test_entries_of_other_runs_never_crowd_out_visible_ones(store):
     store.ingest("other", "test", [{"text": "sample size sample size", "intent": "trace"} for _ in range(60)])
     lesson = add(store, "state the sample size")
     assert ids(store, "sample size", limit=1, run="mine") == [lesson]
+
+
+def test_thompson_sampling_explores_but_favours_the_credited_lesson(tmp_path):
+    store = MemoryStore(tmp_path / "m.sqlite3", RankingWeights(sample_credit=True), seed=0)
+    try:
+        good = add(store, "explain the sample size and what more data would change")
+        bad = add(store, "explain the sample size and what more data would show")
+        for entry, reward in ((good, 1.0), (bad, -1.0)):
+            store.record_outcome(run_id="r", reference_id=entry, outcome="success", signal=reward)
+        firsts = [ids(store, "sample size", 1)[0] for _ in range(200)]
+    finally:
+        store.close()
+    assert 0.6 < firsts.count(good) / 200 < 0.95  # Beta(2,1) vs Beta(1,2): P(good first) = 5/6

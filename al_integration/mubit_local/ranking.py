@@ -9,6 +9,7 @@ reward still earns more credit than a 0.2 one).
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass
 
 
@@ -21,8 +22,11 @@ class RankingWeights:
     verified_boost: float = 0.05
     prior_alpha: float = 1.0
     prior_beta: float = 1.0
+    # Thompson sampling: draw each recall's confidence from the posterior instead of taking its mean,
+    # so lessons with little history still get tried (exploration); off = deterministic ranking.
+    sample_credit: bool = False
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, float | bool]:
         return asdict(self)
 
 
@@ -41,6 +45,13 @@ def credit_confidence(alpha_mass: float, beta_mass: float, weights: RankingWeigh
     a = weights.prior_alpha + alpha_mass
     b = weights.prior_beta + beta_mass
     return a / (a + b)
+
+
+def sampled_confidence(
+    alpha_mass: float, beta_mass: float, weights: RankingWeights, rng: random.Random
+) -> float:
+    """One draw from Beta(prior_alpha + successes, prior_beta + failures)."""
+    return rng.betavariate(weights.prior_alpha + alpha_mass, weights.prior_beta + beta_mass)
 
 
 @dataclass(frozen=True)

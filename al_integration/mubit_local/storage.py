@@ -8,6 +8,7 @@ type (traces, facts, ...) is visible only from the run that wrote it. Writes tha
 from __future__ import annotations
 
 import json
+import random
 import re
 import sqlite3
 import threading
@@ -18,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from al_integration.mubit_local.ranking import RankingWeights, ScoreParts, credit_confidence, fuse, soft_trial
+from al_integration.mubit_local.ranking import (
+    RankingWeights,
+    ScoreParts,
+    credit_confidence,
+    fuse,
+    sampled_confidence,
+    soft_trial,
+)
 
 GLOBAL_REFERENCES = ("", "global")  # an outcome with these reference ids is run-level
 SHARED_ENTRY_TYPES = ("lesson",)
@@ -169,10 +177,13 @@ def fts_query(words: Sequence[str]) -> str:
 class MemoryStore:
     """Thread-safe access to the engine's SQLite file (one connection, one lock)."""
 
-    def __init__(self, db_path: str | Path, weights: RankingWeights | None = None) -> None:
+    def __init__(
+        self, db_path: str | Path, weights: RankingWeights | None = None, seed: int | None = None
+    ) -> None:
         self.db_path = Path(db_path)
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.weights = weights or RankingWeights()
+        self._rng = random.Random(seed)  # only used when weights.sample_credit
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -465,13 +476,12 @@ class MemoryStore:
             hits = self._bm25_shortlist(match, visible, params, shortlist) if match else []
             if len(hits) < limit:
                 hits += self._best_credited(visible, params, {row[0] for row, _ in hits}, limit - len(hits))
-        best = max((relevance for _, relevance in hits), default=0.0)
-        ranked = [
-            RankedEntry(entry, fuse(relevance / best if best > 0 else 0.0,
-                                    credit_confidence(entry.alpha_mass, entry.beta_mass, self.weights),
-                                    entry.verified, self.weights))
-            for entry, relevance in ((_entry(row), relevance) for row, relevance in hits)
-        ]
+            best = max((relevance for _, relevance in hits), default=0.0)
+            ranked = [
+                RankedEntry(entry, fuse(relevance / best if best > 0 else 0.0, self._confidence_of(entry),
+                                        entry.verified, self.weights))
+                for entry, relevance in ((_entry(row), relevance) for row, relevance in hits)
+            ]
         ranked.sort(key=lambda r: r.parts.score, reverse=True)  # stable: BM25 order breaks ties
         return ranked[:limit]
 
@@ -522,6 +532,11 @@ class MemoryStore:
         ranked = sorted((word for word in words if self._doc_freq[word] > 0), key=self._doc_freq.__getitem__)
         informative = [word for word in ranked if self._doc_freq[word] < total / 2] or ranked
         return informative[:_MAX_MATCH_TERMS]
+
+    def _confidence_of(self, entry: Entry) -> float:
+        if self.weights.sample_credit:
+            return sampled_confidence(entry.alpha_mass, entry.beta_mass, self.weights, self._rng)
+        return credit_confidence(entry.alpha_mass, entry.beta_mass, self.weights)
 
     def unranked(self, entry: Entry) -> RankedEntry:
         """The entry scored on its credit alone (no query), e.g. for dereference."""
