@@ -205,7 +205,9 @@ def _serve(*args: str) -> subprocess.Popen:
 
 def test_serve_cli_answers_over_http_and_stops_cleanly(tmp_path):
     port = _free_port()
-    server = _serve("--db", str(tmp_path / "m.sqlite3"), "--port", str(port), "--api-key", KEY)
+    config = Path(__file__).resolve().parents[1] / "configs" / "mubit.yaml"
+    server = _serve("--db", str(tmp_path / "m.sqlite3"), "--port", str(port), "--api-key", KEY,
+                    "--config", str(config))
     try:
         client = Client(endpoint=f"http://127.0.0.1:{port}", api_key=KEY, transport="http")
         deadline = time.monotonic() + 30

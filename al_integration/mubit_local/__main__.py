@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from al_integration.mubit_config import ConfigError, load_mubit_config
 from al_integration.mubit_local.server import DEFAULT_HOST, serve_forever
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
@@ -29,15 +30,24 @@ def serve(
         typer.Option("--api-key", envvar="MUBIT_LOCAL_API_KEY", help="Require 'Authorization: Bearer KEY'."),
     ] = "",
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="configs/mubit.yaml: take the ranking weights from it.")
+    ] = None,
 ) -> None:
     """Serve the Mubit control-plane routes until interrupted."""
     if db.exists() and not db.is_file():
         _fail(f"--db {db}: not a file")
+    weights = None
+    if config is not None:
+        try:
+            weights = load_mubit_config(config).ranking.weights()
+        except ConfigError as exc:
+            _fail(str(exc))
     if not api_key:
         console.print("[yellow]warning:[/] no --api-key given: requests are not authenticated")
     console.print(f"starting mubit-local on http://{host}:{port} with {db}")
     try:
-        serve_forever(db, host=host, port=port, api_key=api_key)
+        serve_forever(db, host=host, port=port, api_key=api_key, weights=weights)
     except sqlite3.DatabaseError as exc:
         _fail(f"--db {db}: not a usable SQLite file ({exc})")
     except OSError as exc:
