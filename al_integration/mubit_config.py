@@ -1,0 +1,65 @@
+"""Typed settings for the Mubit credit loop, loaded from `configs/mubit.yaml`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from al_integration.mubit_local.ranking import RankingWeights
+
+DEFAULT_CONFIG = Path("configs/mubit.yaml")
+
+
+class RankingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lexical: float = Field(0.6, ge=0)
+    credit: float = Field(0.4, ge=0)
+    verified_boost: float = Field(0.05, ge=0)
+    prior_alpha: float = Field(1.0, gt=0)
+    prior_beta: float = Field(1.0, gt=0)
+    sample_credit: bool = False
+
+    def weights(self) -> RankingWeights:
+        return RankingWeights(**self.model_dump())
+
+
+class MubitConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str | None = None
+    db_file: str = "mubit.sqlite3"
+    session_id: str = Field("feedback-agent", min_length=1)
+    agent_id: str = Field("feedback-agent", min_length=1)
+    recall_limit: int = Field(3, ge=0, le=100)
+    query_fields: list[str] = Field(default_factory=lambda: ["category", "topic"])
+    seed_lessons: Path | None = Path("data/lessons.jsonl")
+    verified_in_production: bool = False
+    timeout_ms: int = Field(5000, ge=100)
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message is one line naming the file and field."""
+
+
+def load_mubit_config(path: str | Path = DEFAULT_CONFIG) -> MubitConfig:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings, got {type(raw).__name__}")
+    try:
+        return MubitConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{path}: field '{field}': {first['msg']}") from None

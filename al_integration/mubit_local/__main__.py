@@ -1,0 +1,65 @@
+"""`python -m al_integration.mubit_local serve --db PATH [--port 3000] [--api-key K]`."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from al_integration.mubit_config import ConfigError, load_mubit_config
+from al_integration.mubit_local.server import DEFAULT_HOST, serve_forever
+
+app = typer.Typer(add_completion=False, no_args_is_help=True)
+console = Console(stderr=True, soft_wrap=True)  # one-line errors, whatever the width
+
+
+@app.callback()
+def main() -> None:
+    """Embedded Mubit-compatible memory engine (hosted HTTP contract over one SQLite file)."""
+
+
+@app.command()
+def serve(
+    db: Annotated[Path, typer.Option("--db", help="SQLite file holding the memory (created if missing).")],
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="TCP port to listen on.")] = 3000,
+    api_key: Annotated[
+        str,
+        typer.Option("--api-key", envvar="MUBIT_LOCAL_API_KEY", help="Require 'Authorization: Bearer KEY'."),
+    ] = "",
+    host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="configs/mubit.yaml: take the ranking weights from it.")
+    ] = None,
+) -> None:
+    """Serve the Mubit control-plane routes until interrupted."""
+    if db.exists() and not db.is_file():
+        _fail(f"--db {db}: not a file")
+    weights = None
+    if config is not None:
+        try:
+            weights = load_mubit_config(config).ranking.weights()
+        except ConfigError as exc:
+            _fail(str(exc))
+    if not api_key:
+        console.print("[yellow]warning:[/] no --api-key given: requests are not authenticated")
+    console.print(f"starting mubit-local on http://{host}:{port} with {db}")
+    try:
+        serve_forever(db, host=host, port=port, api_key=api_key, weights=weights)
+    except sqlite3.DatabaseError as exc:
+        _fail(f"--db {db}: not a usable SQLite file ({exc})")
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        pass
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+if __name__ == "__main__":
+    app()
