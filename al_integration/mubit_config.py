@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from al_integration.mubit_local.ranking import RankingWeights
 
-DEFAULT_CONFIG = Path("configs/mubit.yaml")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "configs" / "mubit.yaml"
 
 
 class RankingConfig(BaseModel):
@@ -58,8 +59,12 @@ def load_mubit_config(path: str | Path = DEFAULT_CONFIG) -> MubitConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(raw).__name__}")
     try:
-        return MubitConfig.model_validate(raw)
+        config = MubitConfig.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         raise ConfigError(f"{path}: field '{field}': {first['msg']}") from None
+    if config.seed_lessons is not None and not config.seed_lessons.is_absolute():
+        # Relative to the repository, whatever the working directory.
+        config = config.model_copy(update={"seed_lessons": REPO_ROOT / config.seed_lessons})
+    return config

@@ -129,6 +129,7 @@ class MubitCreditHook(MubitHook):
         entry_types: Sequence[str] = ("lesson",),
         verified_in_production: bool | None = None,
         timeout_ms: int = 5000,
+        credit_modes: Sequence[str] | None = None,
     ) -> None:
         sdk = make_sdk_client(endpoint, api_key, timeout_ms=timeout_ms)
         super().__init__(
@@ -144,6 +145,9 @@ class MubitCreditHook(MubitHook):
         self.outages = outages
         self.entry_types = list(entry_types)
         self.query_builder = query_builder or fields_query(("category", "topic"))
+        # Rollout modes whose reward is credited (None: all). Training credits only "train", so that
+        # validation rollouts use the memory without feeding held-out rewards back into it.
+        self.credit_modes = None if credit_modes is None else frozenset(credit_modes)
         global _active_hook
         _active_hook = self
 
@@ -179,6 +183,8 @@ class MubitCreditHook(MubitHook):
         rollout_id = getattr(rollout, "rollout_id", None)
         with _registry_lock:
             memory = _registry.pop(rollout_id, None) if rollout_id else None
+        if self.credit_modes is not None and getattr(rollout, "mode", None) not in self.credit_modes:
+            return
         reward = await _final_reward(runner, rollout, spans)
         if reward is None:
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +73,11 @@ class CreditLoop:
 
 
 def start_credit_loop(
-    config: MubitConfig, run_dir: str | Path, *, query_builder: QueryBuilder | None = None
+    config: MubitConfig,
+    run_dir: str | Path,
+    *,
+    query_builder: QueryBuilder | None = None,
+    credit_modes: Sequence[str] | None = None,
 ) -> CreditLoop:
     """Start (or connect to) Mubit, load the seed lessons and build the hook. Raises SeedLessonError."""
     run_dir = Path(run_dir)
@@ -112,5 +117,6 @@ def start_credit_loop(
         query_builder=query_builder or fields_query(config.query_fields),
         verified_in_production=config.verified_in_production or None,
         timeout_ms=config.timeout_ms,
+        credit_modes=credit_modes,
     )
     return CreditLoop(hook, outages, seeds, backend, engine)

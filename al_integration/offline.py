@@ -16,8 +16,9 @@ OFFLINE_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     # tokenizers' thread pool does not survive the fork of agl's runner processes.
     "TOKENIZERS_PARALLELISM": "false",
-    # AgentOps (agl's default tracer) must never phone home.
+    # AgentOps (agl's default tracer) must never phone home, nor write agentops.log into the working directory.
     "AGENTOPS_API_KEY": "",
+    "AGENTOPS_LOGGING_TO_FILE": "False",
 }
 
 

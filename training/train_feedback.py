@@ -1,26 +1,346 @@
-"""The training CLI: `python -m training.train_feedback oneclick|eval ...`."""
+"""The training CLI.
+
+    python -m training.train_feedback oneclick [--output-dir DIR] [--steps N] [--smoke] [--resume DIR] ...
+    python -m training.train_feedback eval [--split val] [--limit N] [--model PATH | --llm-endpoint URL --model NAME]
+
+Both run the real stack in one process tree: the embedded Mubit engine and the policy server in this
+process, an agl Trainer with the client/server strategy, the SQLite store and the Mubit credit hook, and
+agl runner processes that execute `agents.feedback_agent.feedback_response_agent`.
+"""
+
+import json
+import logging
+import socket
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+from training.config import RunConfig, RunConfigError, load_run_config
+from training.data import SPLITS, DatasetError, load_feedback
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+logger = logging.getLogger("training")
 
 
-@app.command()
-def oneclick() -> None:
-    """Train the policy with GRPO on CPU (the product's main job)."""
-    typer.echo(
-        "oneclick training is not available yet: the GRPO learner lands with issue #7 "
-        "(the reward, `python -m rewards`, and the dataset are ready).",
-        err=True,
+class UserError(Exception):
+    """A mistake in the command line, config or data: reported as one line, exit code 2."""
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
+    for noisy in ("agentlightning", "httpx", "uvicorn", "LiteLLM", "opentelemetry", "mubit", "presidio-analyzer"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_dir(output_dir: Path | None) -> Path:
+    path = output_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _governed_tasks(source: str, limit: int | None) -> tuple[list[dict], dict[str, int]]:
+    """Load tasks and pass them through governance here, before they enter the store: a rollout's input is
+    persisted, so it carries the redacted feedback only (plus id, category, topic for the Mubit query).
+    Returns the answerable tasks and the count of each decision."""
+    from agents.governance import govern_many
+
+    rows = list(load_feedback(source))
+    governed = govern_many([r["feedback"] for r in rows])
+    decisions: dict[str, int] = {}
+    tasks = []
+    for row, g in zip(rows, governed, strict=True):
+        decisions[g.decision] = decisions.get(g.decision, 0) + 1
+        if g.decision == "answer":
+            tasks.append({"id": row["id"], "feedback": g.redacted_text, "category": row["category"],
+                          "topic": row["topic"]})
+    return (tasks[:limit] if limit else tasks), decisions
+
+
+@dataclass
+class Policy:
+    path: Path | None  # a local HF model directory (None: an external endpoint)
+    endpoint: str
+    model_name: str
+    engine: Any = None  # the in-process PolicyEngine, when we serve the model ourselves
+
+
+@contextmanager
+def _serve_policy(path: Path):
+    from al_integration.policy_server import PolicyEngine, PolicyServer
+
+    engine = PolicyEngine.from_pretrained(path, model_name="policy")
+    with PolicyServer(engine) as server:
+        yield Policy(path, server.endpoint, engine.model_name, engine)
+
+
+def _policy_path(cfg: RunConfig, model: Path | None) -> Path:
+    if model is not None:
+        return model
+    if cfg.policy.model is not None:
+        return cfg.resolve(cfg.policy.model)
+    from training.policy_model import ensure_default_policy
+
+    return ensure_default_policy(cfg.resolve(cfg.policy.build_config))
+
+
+@contextmanager
+def _credit_loop(cfg: RunConfig, run_dir: Path, credit_modes: list[str] | None):
+    from al_integration.mubit_config import load_mubit_config
+    from al_integration.mubit_loop import start_credit_loop
+
+    loop = start_credit_loop(load_mubit_config(cfg.resolve(cfg.mubit.config)), run_dir, credit_modes=credit_modes)
+    try:
+        yield loop
+    finally:
+        loop.close()
+
+
+def _fit(algorithm, store, hook, n_runners: int) -> None:
+    import agentlightning as agl
+
+    from agents.feedback_agent import feedback_response_agent
+
+    trainer = agl.Trainer(
+        algorithm=algorithm, n_runners=n_runners, store=store, hooks=[hook],
+        strategy=agl.ClientServerExecutionStrategy(n_runners=n_runners, server_host="127.0.0.1",
+                                                   server_port=_free_port()),
     )
-    raise typer.Exit(code=2)
+    trainer.fit(feedback_response_agent, train_dataset=[{"id": "unused"}])
 
 
+def _write_json(path: Path, data: dict) -> None:
+    from training.outputs import write_json_atomic
+
+    write_json_atomic(path, data)
+
+
+# ---------------------------------------------------------------------------------------------------------
 @app.command("eval")
-def evaluate() -> None:
-    """Evaluate the agent over a dataset split."""
-    typer.echo("eval is not available yet: it lands with issue #6.", err=True)
-    raise typer.Exit(code=2)
+def evaluate(
+    split: Annotated[str, typer.Option(help=f"A split ({', '.join(SPLITS)}) or a JSONL/CSV file.")] = "val",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N answerable tasks.")] = None,
+    model: Annotated[str | None, typer.Option(help="A local HF model dir, or the model NAME with --llm-endpoint.")]
+    = None,
+    llm_endpoint: Annotated[str | None, typer.Option(help="An OpenAI-compatible base URL (key: OPENAI_API_KEY).")]
+    = None,
+    output_dir: Annotated[Path | None, typer.Option(help="Default runs/<timestamp>.")] = None,
+    config: Annotated[Path | None, typer.Option(help="Run config YAML (default configs/oneclick.yaml).")] = None,
+) -> None:
+    """Run the agent over a split with a real agl Trainer and write store.db, mubit.db, summary.json, report.md."""
+    _setup_logging()
+    try:
+        cfg = load_run_config(config)
+        if llm_endpoint is not None and not model:
+            raise UserError("--llm-endpoint needs --model NAME (the model the endpoint serves)")
+        model_path = Path(model) if model and llm_endpoint is None else None
+        if model_path is not None and not (model_path / "config.json").is_file():
+            raise UserError(f"{model_path}: not a local Hugging Face model directory (no config.json)")
+        tasks, decisions = _governed_tasks(split, limit)
+        if not tasks:
+            raise UserError(f"{split}: no task that governance lets through to the agent")
+    except (UserError, RunConfigError, DatasetError) as e:
+        _fail(str(e))
+    run_dir = _run_dir(output_dir)
+    started = time.monotonic()
+    _run_eval(cfg, run_dir, tasks, split, model_path, llm_endpoint, model)
+    logger.info("eval finished in %.0f s: %s", time.monotonic() - started, run_dir)
+
+
+def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, model_path: Path | None,
+              llm_endpoint: str | None, model_name: str | None) -> None:
+    import agentlightning as agl
+
+    from al_integration.store import SqliteLightningStore
+    from training.algorithm import EvalAlgorithm, llm_resource
+    from training.outputs import ProgressReporter, summarize_rewards, top_lessons, val_result, write_report
+
+    started = time.monotonic()
+    mode = split if split in SPLITS else "test"
+    sampling = {"temperature": cfg.sampling.temperature, "top_p": cfg.sampling.top_p,
+                "max_tokens": cfg.sampling.max_tokens, "seed": cfg.val_seed}
+    progress = ProgressReporter(total_steps=len(tasks))
+    with _credit_loop(cfg, run_dir, credit_modes=None) as loop:
+        if llm_endpoint is not None:
+            policy_cm = _external(llm_endpoint, model_name)
+        else:
+            policy_cm = _serve_policy(_policy_path(cfg, model_path))
+        with policy_cm as policy:
+            rollout_config = agl.RolloutConfig(timeout_seconds=cfg.rollouts.timeout_seconds,
+                                               max_attempts=cfg.rollouts.max_attempts)
+            algo = EvalAlgorithm(tasks, llm_resource(policy.endpoint, policy.model_name, sampling), mode,
+                                 rollout_config, on_progress=lambda done, total: progress.step(done, total, "rollouts"))
+            _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
+        progress.close()
+        report = loop.report()
+    results = algo.results
+    val = val_result(0, results)
+    mean, std, comps = summarize_rewards(results)
+    summary = {"split": split, "n": len(results), "reward_mean": mean, "reward_std": std,
+               "reward_by_component": comps, "decisions": val.decisions, "answered": val.answered,
+               "model": str(model_path or model_name or "default-policy"), "mubit_outages": report.outage_total,
+               "wall_seconds": round(time.monotonic() - started, 1)}
+    _write_json(run_dir / "summary.json", summary)
+    write_report(run_dir / "report.md", f"Evaluation on {split}", summary, None, val,
+                 top_lessons(run_dir / "mubit.db"), examples=3)
+    typer.echo(json.dumps(summary))
+
+
+@contextmanager
+def _external(endpoint: str, model_name: str):
+    yield Policy(None, endpoint, model_name)
+
+
+# ---------------------------------------------------------------------------------------------------------
+@app.command()
+def oneclick(
+    output_dir: Annotated[Path | None, typer.Option(help="Default runs/<timestamp>.")] = None,
+    steps: Annotated[int | None, typer.Option(min=0, help="Training steps (overrides the config).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Run config YAML (default configs/oneclick.yaml).")] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue the run in DIR from its last checkpoint.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Overrides the config's seed.")] = None,
+    smoke: Annotated[bool, typer.Option(help="A minimal run (few tasks, 2 steps), as CI runs it.")] = False,
+    model: Annotated[Path | None, typer.Option(help="A local HF causal LM instead of the default policy.")] = None,
+    mode: Annotated[str, typer.Option(help="cpu, or distributed (torchrun).")] = "cpu",
+) -> None:
+    """Train the policy with GRPO (the product's main job) and write the run's outputs."""
+    _setup_logging()
+    try:
+        if mode not in ("cpu", "distributed"):
+            raise UserError(f"--mode must be cpu or distributed, got {mode!r}")
+        if mode == "distributed":
+            raise UserError("--mode distributed is not available yet (it lands with issue #8); use --mode cpu")
+        cfg, run_dir, ckpt = _prepare_run(config, resume, output_dir)
+        if smoke:
+            cfg = cfg.with_smoke()
+        updates: dict[str, Any] = {}
+        if steps is not None:
+            updates["steps"] = steps
+        if seed is not None:
+            updates["seed"] = seed
+        cfg = cfg.model_copy(update=updates)
+        if ckpt is not None and ckpt.step > cfg.steps:
+            raise UserError(f"{resume}: checkpoint is at step {ckpt.step}, past --steps {cfg.steps}")
+        if model is not None and not (model / "config.json").is_file():
+            raise UserError(f"{model}: not a local Hugging Face model directory (no config.json)")
+        train_tasks, _ = _governed_tasks(cfg.data.train, None)
+        val_tasks, _ = _governed_tasks(cfg.data.val, cfg.data.val_limit)
+        if not train_tasks:
+            raise UserError(f"{cfg.data.train}: no task that governance lets through to the agent")
+    except (UserError, RunConfigError, DatasetError) as e:
+        _fail(str(e))
+    from training.checkpoint import CheckpointError
+
+    try:
+        summary = _train(cfg, run_dir, ckpt, model, train_tasks, val_tasks)
+    except CheckpointError as e:
+        _fail(str(e))
+    typer.echo(json.dumps(summary))
+
+
+def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | None):
+    from training.checkpoint import CheckpointError, latest_checkpoint
+
+    if resume is None:
+        return load_run_config(config), _run_dir(output_dir), None
+    if output_dir is not None and output_dir.resolve() != resume.resolve():
+        raise UserError("--resume continues the run in its own directory; drop --output-dir")
+    try:
+        ckpt = latest_checkpoint(resume)
+    except CheckpointError as e:
+        raise UserError(str(e)) from None
+    cfg = RunConfig.model_validate(ckpt.config) if config is None else load_run_config(config)
+    return cfg, resume, ckpt
+
+
+def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks: list[dict],
+           val_tasks: list[dict]) -> dict:
+    import copy
+    import random
+
+    import numpy as np
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from al_integration.store import SqliteLightningStore
+    from training.algorithm import FeedbackGRPO
+    from training.checkpoint import restore_training_state
+    from training.grpo import GRPOConfig, GRPOLearner
+    from training.outputs import MetricsLog, ProgressReporter, plot_reward_curve, top_lessons, write_report
+
+    wall_started = time.monotonic()
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    base_path = _policy_path(cfg, model)
+    start_path = ckpt.model_dir if ckpt is not None else base_path
+    tokenizer = AutoTokenizer.from_pretrained(start_path)
+    policy_model = AutoModelForCausalLM.from_pretrained(start_path)
+    reference = copy.deepcopy(AutoModelForCausalLM.from_pretrained(base_path)) if cfg.grpo.kl_coef > 0 else None
+    g = cfg.grpo
+    learner = GRPOLearner(
+        policy_model, reference,
+        GRPOConfig(lr=g.lr, kl_coef=g.kl_coef, clip_eps=g.clip_eps, max_grad_norm=g.max_grad_norm,
+                   micro_batch_size=g.micro_batch_size, temperature=cfg.sampling.temperature),
+        pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+    )
+    start_step, elapsed_before = 0, 0.0
+    if ckpt is not None:
+        restore_training_state(ckpt, learner.optimizer)  # also the RNG states: task sampling continues exactly
+        start_step, elapsed_before = ckpt.step, float(ckpt.metrics.get("elapsed_seconds", 0.0))
+        logger.info("resuming %s from step %d", run_dir, start_step)
+    metrics = MetricsLog(run_dir / "metrics.jsonl", resume_after_step=start_step if ckpt is not None else None)
+    if ckpt is None and metrics.path.exists():
+        metrics.path.unlink()
+    progress = ProgressReporter(cfg.steps, first_step=start_step)
+    with _credit_loop(cfg, run_dir, credit_modes=cfg.mubit.credit_modes) as loop, _serve_policy(start_path) as policy:
+        algo = FeedbackGRPO(cfg, learner=learner, engine=policy.engine, endpoint=policy.endpoint, tokenizer=tokenizer,
+                            train_tasks=train_tasks, val_tasks=val_tasks, run_dir=run_dir, metrics=metrics,
+                            progress=progress, start_step=start_step, elapsed_before=elapsed_before)
+        try:
+            _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
+        finally:
+            progress.close()
+        outages = loop.report().outage_total
+
+    records = metrics.records()
+    val_records = [r for r in records if r.get("split") == "val"]
+    summary = {
+        "val_reward_before": val_records[0]["reward_mean"] if val_records else None,
+        "val_reward_after": val_records[-1]["reward_mean"] if val_records else None,
+        "steps": algo.state.last_step,
+        "wall_seconds": round(elapsed_before + time.monotonic() - wall_started, 1),
+        "rollouts": sum(r.get("rollouts", 0) for r in records if r.get("split") == "train"),
+        "mubit_outages": outages,
+        "interrupted": algo.state.interrupted,
+        "seed": cfg.seed, "mode": "cpu", "device": "cpu", "world_size": 1, "model": str(base_path),
+    }
+    if summary["val_reward_before"] is not None:
+        summary["val_reward_gain"] = summary["val_reward_after"] - summary["val_reward_before"]
+    _write_json(run_dir / "summary.json", summary)
+    plot_reward_curve(records, run_dir / "reward_curve.png")
+    vals = algo.state.val
+    if vals:
+        write_report(run_dir / "report.md", "GRPO training run", summary, vals[0] if len(vals) > 1 else None,
+                     vals[-1], top_lessons(run_dir / "mubit.db"))
+    logger.info("run finished: %s", run_dir)
+    return summary
 
 
 if __name__ == "__main__":

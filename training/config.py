@@ -1,0 +1,112 @@
+"""The run configuration of `oneclick` and `eval`, loaded from `configs/oneclick.yaml`."""
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RUN_CONFIG = REPO_ROOT / "configs" / "oneclick.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PolicySection(_Strict):
+    build_config: Path = Path("configs/policy.yaml")
+    model: Path | None = None
+
+
+class DataSection(_Strict):
+    train: str = "train"
+    val: str = "val"
+    val_limit: int | None = Field(None, ge=1)
+
+
+class RolloutSection(_Strict):
+    n_runners: int = Field(4, ge=1, le=64)
+    group_size: int = Field(4, ge=2)
+    tasks_per_step: int = Field(8, ge=1)
+    timeout_seconds: float = Field(300, gt=0)
+    max_attempts: int = Field(2, ge=1)
+
+
+class SamplingSection(_Strict):
+    temperature: float = Field(0.8, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_tokens: int = Field(160, ge=1)
+
+
+class GRPOSection(_Strict):
+    lr: float = Field(5e-5, gt=0)
+    kl_coef: float = Field(0.02, ge=0)
+    clip_eps: float = Field(0.2, gt=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    micro_batch_size: int = Field(8, ge=1)
+
+
+class MubitSection(_Strict):
+    config: Path = Path("configs/mubit.yaml")
+    credit_modes: list[str] = ["train"]
+
+
+class SmokeSection(_Strict):
+    steps: int = 2
+    val_every: int = 2
+    checkpoint_every: int = 1
+    tasks_per_step: int = 2
+    group_size: int = 2
+    n_runners: int = 2
+    val_limit: int = 4
+    max_tokens: int = 48
+
+
+class RunConfig(_Strict):
+    seed: int = 7
+    policy: PolicySection = PolicySection()
+    data: DataSection = DataSection()
+    rollouts: RolloutSection = RolloutSection()
+    sampling: SamplingSection = SamplingSection()
+    val_seed: int = 1234
+    grpo: GRPOSection = GRPOSection()
+    steps: int = Field(30, ge=0)
+    val_every: int = Field(10, ge=1)
+    checkpoint_every: int = Field(10, ge=1)
+    mubit: MubitSection = MubitSection()
+    smoke: SmokeSection = SmokeSection()
+
+    def with_smoke(self) -> "RunConfig":
+        """The minimal run CI uses: the `smoke` section's sizes over everything else."""
+        s = self.smoke
+        return self.model_copy(deep=True, update={
+            "steps": s.steps, "val_every": s.val_every, "checkpoint_every": s.checkpoint_every,
+            "rollouts": self.rollouts.model_copy(update={"tasks_per_step": s.tasks_per_step,
+                                                         "group_size": s.group_size, "n_runners": s.n_runners}),
+            "data": self.data.model_copy(update={"val_limit": s.val_limit}),
+            "sampling": self.sampling.model_copy(update={"max_tokens": s.max_tokens}),
+        })
+
+    def resolve(self, path: Path) -> Path:
+        """Config paths are relative to the repository, whatever the working directory."""
+        return path if path.is_absolute() else REPO_ROOT / path
+
+
+class RunConfigError(ValueError):
+    """A run config that cannot be used; one line naming the file and the field."""
+
+
+def load_run_config(path: Path | None = None) -> RunConfig:
+    path = Path(path) if path is not None else DEFAULT_RUN_CONFIG
+    try:
+        data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return RunConfig.model_validate(data)
+    except OSError as e:
+        raise RunConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise RunConfigError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise RunConfigError(f"{path}: field '{field}': {first['msg']}") from None
