@@ -213,8 +213,10 @@ class SqliteCollection(Collection[T], Generic[T]):
     # ------------------------------------------------------------------ Collection API
 
     async def size(self) -> int:
-        async with self._db.transaction(write=False):
-            return self._db.execute(f"SELECT COUNT(*) FROM {self._spec.name}").fetchone()[0]
+        return await self._db.run(False, self._count)
+
+    def _count(self) -> int:
+        return self._db.execute(f"SELECT COUNT(*) FROM {self._spec.name}").fetchone()[0]
 
     @tracked("query")
     async def query(
@@ -224,38 +226,46 @@ class SqliteCollection(Collection[T], Generic[T]):
         limit: int = -1,
         offset: int = 0,
     ) -> PaginatedResult[T]:
-        async with self._db.transaction(write=False):
-            plan = self._plan(filter, sort)
-            if plan is None:
-                matched = self._python_query(filter, sort)
-                window = matched[offset:] if limit == -1 else matched[offset : offset + max(limit, 0)]
-                return PaginatedResult(items=window, limit=limit, offset=offset, total=len(matched))
-            table = self._spec.name
-            total = self._db.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE {plan.where}", plan.params
-            ).fetchone()[0]
-            if limit == 0 or offset >= total:
-                return PaginatedResult(items=[], limit=limit, offset=offset, total=total)
+        return await self._db.run(False, lambda: self._query(filter, sort, limit, offset))
+
+    def _query(
+        self, filter: FilterOptions | None, sort: SortOptions | None, limit: int, offset: int
+    ) -> PaginatedResult[T]:
+        plan = self._plan(filter, sort)
+        if plan is None:
+            matched = self._python_query(filter, sort)
+            window = matched[offset:] if limit == -1 else matched[offset : offset + max(limit, 0)]
+            return PaginatedResult(items=window, limit=limit, offset=offset, total=len(matched))
+        table = self._spec.name
+        items: list[T] = []
+        if limit != 0:
             rows = self._db.execute(
                 f"SELECT data FROM {table} WHERE {plan.where} ORDER BY {plan.order} LIMIT ? OFFSET ?",
                 [*plan.params, limit if limit >= 0 else -1, max(offset, 0)],
             )
-            return PaginatedResult(
-                items=[self._load(r[0]) for r in rows], limit=limit, offset=offset, total=total
-            )
+            items = [self._load(r[0]) for r in rows]
+        if limit < 0 and (offset <= 0 or items):  # every match from `offset` on was read: no COUNT needed
+            total = max(offset, 0) + len(items)
+        else:
+            total = self._db.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {plan.where}", plan.params
+            ).fetchone()[0]
+        return PaginatedResult(items=items, limit=limit, offset=offset, total=total)
 
     @tracked("get")
     async def get(self, filter: FilterOptions | None = None, sort: SortOptions | None = None) -> T | None:
-        async with self._db.transaction(write=False):
-            plan = self._plan(filter, sort)
-            if plan is None:
-                matched = self._python_query(filter, sort)
-                return matched[0] if matched else None
-            row = self._db.execute(
-                f"SELECT data FROM {self._spec.name} WHERE {plan.where} ORDER BY {plan.order} LIMIT 1",
-                plan.params,
-            ).fetchone()
-            return self._load(row[0]) if row else None
+        return await self._db.run(False, lambda: self._get(filter, sort))
+
+    def _get(self, filter: FilterOptions | None, sort: SortOptions | None) -> T | None:
+        plan = self._plan(filter, sort)
+        if plan is None:
+            matched = self._python_query(filter, sort)
+            return matched[0] if matched else None
+        row = self._db.execute(
+            f"SELECT data FROM {self._spec.name} WHERE {plan.where} ORDER BY {plan.order} LIMIT 1",
+            plan.params,
+        ).fetchone()
+        return self._load(row[0]) if row else None
 
     @tracked("insert")
     async def insert(self, items: Sequence[T]) -> None:
@@ -268,19 +278,21 @@ class SqliteCollection(Collection[T], Generic[T]):
                     f"Insert payload contains duplicated primary key(s): {self._render(pk)}"
                 )
             seen.add(pk)
-        if not items:
-            return
-        async with self._db.transaction(write=True):
-            self._db.execute("SAVEPOINT agl_insert")
-            try:
-                self._db.executemany(self._insert_sql, [self._row(item) for item in items])
-            except sqlite3.IntegrityError as exc:
-                self._db.execute("ROLLBACK TO agl_insert")
-                self._db.execute("RELEASE agl_insert")
-                raise DuplicatedPrimaryKeyError(
-                    f"Item already exists in {self._spec.name} with one of the inserted primary keys: {exc}"
-                ) from None
+        if items:
+            await self._db.run(True, lambda: self._insert([self._row(item) for item in items]))
+
+    def _insert(self, rows: list[list[Any]]) -> None:
+        """All or nothing, even inside a larger transaction (agl catches the duplicate and goes on)."""
+        self._db.execute("SAVEPOINT agl_insert")
+        try:
+            self._db.executemany(self._insert_sql, rows)
+        except sqlite3.IntegrityError as exc:
+            self._db.execute("ROLLBACK TO agl_insert")
             self._db.execute("RELEASE agl_insert")
+            raise DuplicatedPrimaryKeyError(
+                f"Item already exists in {self._spec.name} with one of the inserted primary keys: {exc}"
+            ) from None
+        self._db.execute("RELEASE agl_insert")
 
     def _merge(self, existing: T, item: T, update_fields: Sequence[str] | None) -> T:
         if update_fields is None:
@@ -292,45 +304,47 @@ class SqliteCollection(Collection[T], Generic[T]):
 
     @tracked("update")
     async def update(self, items: Sequence[T], update_fields: Sequence[str] | None = None) -> Sequence[T]:
-        updated: list[T] = []
-        async with self._db.transaction(write=True):
-            for item in items:
-                self._check_type(item)
-                existing = self._fetch_existing(self._pk(item))
-                if existing is None:
-                    raise ValueError(
-                        f"Item does not exist with primary key(s): {self._render(self._pk(item))}"
-                    )
-                merged = self._merge(existing, item, update_fields)
-                self._write(merged)
-                updated.append(merged)
-        return updated
+        for item in items:
+            self._check_type(item)
+        return await self._db.run(True, lambda: self._update(items, update_fields, insert_missing=False))
 
     @tracked("upsert")
     async def upsert(self, items: Sequence[T], update_fields: Sequence[str] | None = None) -> Sequence[T]:
-        upserted: list[T] = []
-        async with self._db.transaction(write=True):
-            for item in items:
-                self._check_type(item)
-                existing = self._fetch_existing(self._pk(item))
-                if existing is None:
-                    self._db.execute(self._insert_sql, self._row(item))
-                    upserted.append(item)
-                else:
-                    merged = self._merge(existing, item, update_fields)
-                    self._write(merged)
-                    upserted.append(merged)
-        return upserted
+        for item in items:
+            self._check_type(item)
+        return await self._db.run(True, lambda: self._update(items, update_fields, insert_missing=True))
+
+    def _update(
+        self, items: Sequence[T], update_fields: Sequence[str] | None, insert_missing: bool
+    ) -> list[T]:
+        written: list[T] = []
+        for item in items:
+            existing = self._fetch_existing(self._pk(item))
+            if existing is None:
+                if not insert_missing:
+                    raise ValueError(
+                        f"Item does not exist with primary key(s): {self._render(self._pk(item))}"
+                    )
+                self._db.execute(self._insert_sql, self._row(item))
+                written.append(item)
+            else:
+                merged = self._merge(existing, item, update_fields)
+                self._write(merged)
+                written.append(merged)
+        return written
 
     @tracked("delete")
     async def delete(self, items: Sequence[T]) -> None:
-        async with self._db.transaction(write=True):
-            for item in items:
-                self._check_type(item)
-                pk = self._pk(item)
-                deleted = self._db.execute(f"DELETE FROM {self._spec.name} WHERE {self._pk_where}", list(pk))
-                if deleted.rowcount == 0:
-                    raise ValueError(f"Item does not exist with primary key(s): {self._render(pk)}")
+        for item in items:
+            self._check_type(item)
+        await self._db.run(True, lambda: self._delete(items))
+
+    def _delete(self, items: Sequence[T]) -> None:
+        for item in items:
+            pk = self._pk(item)
+            deleted = self._db.execute(f"DELETE FROM {self._spec.name} WHERE {self._pk_where}", list(pk))
+            if deleted.rowcount == 0:
+                raise ValueError(f"Item does not exist with primary key(s): {self._render(pk)}")
 
 
 class SqliteQueue(Queue[Q], Generic[Q]):
@@ -356,45 +370,48 @@ class SqliteQueue(Queue[Q], Generic[Q]):
     @tracked("has")
     async def has(self, item: Q) -> bool:
         self._check_type(item)
-        async with self._db.transaction(write=False):
-            row = self._db.execute(f"SELECT 1 FROM {self._table} WHERE item = ? LIMIT 1", [json.dumps(item)])
-            return row.fetchone() is not None
+        sql = f"SELECT 1 FROM {self._table} WHERE item = ? LIMIT 1"
+        return await self._db.run(
+            False, lambda: self._db.execute(sql, [json.dumps(item)]).fetchone() is not None
+        )
 
     @tracked("enqueue")
     async def enqueue(self, items: Sequence[Q]) -> Sequence[Q]:
         for item in items:
             self._check_type(item)
-        async with self._db.transaction(write=True):
-            self._db.executemany(
-                f"INSERT INTO {self._table} (item) VALUES (?)", [[json.dumps(i)] for i in items]
-            )
+        rows = [[json.dumps(item)] for item in items]
+        await self._db.run(
+            True, lambda: self._db.executemany(f"INSERT INTO {self._table} (item) VALUES (?)", rows)
+        )
         return items
 
     def _front(self, limit: int) -> list[tuple[int, Q]]:
         rows = self._db.execute(f"SELECT _row, item FROM {self._table} ORDER BY _row LIMIT ?", [limit])
         return [(row, json.loads(item)) for row, item in rows]
 
+    def _pop_front(self, limit: int) -> list[Q]:
+        front = self._front(limit)
+        if front:
+            self._db.execute(f"DELETE FROM {self._table} WHERE _row <= ?", [front[-1][0]])
+        return [item for _, item in front]
+
     @tracked("dequeue")
     async def dequeue(self, limit: int = 1) -> Sequence[Q]:
         if limit <= 0:
             return []
-        async with self._db.transaction(write=True):
-            front = self._front(limit)
-            if front:
-                self._db.execute(f"DELETE FROM {self._table} WHERE _row <= ?", [front[-1][0]])
-        return [item for _, item in front]
+        return await self._db.run(True, lambda: self._pop_front(limit))
 
     @tracked("peek")
     async def peek(self, limit: int = 1) -> Sequence[Q]:
         if limit <= 0:
             return []
-        async with self._db.transaction(write=False):
-            return [item for _, item in self._front(limit)]
+        return await self._db.run(False, lambda: [item for _, item in self._front(limit)])
 
     @tracked("size")
     async def size(self) -> int:
-        async with self._db.transaction(write=False):
-            return self._db.execute(f"SELECT COUNT(*) FROM {self._table}").fetchone()[0]
+        return await self._db.run(
+            False, lambda: self._db.execute(f"SELECT COUNT(*) FROM {self._table}").fetchone()[0]
+        )
 
 
 class SqliteKeyValue(KeyValue[K, V], Generic[K, V]):
@@ -421,58 +438,55 @@ class SqliteKeyValue(KeyValue[K, V], Generic[K, V]):
 
     @tracked("has")
     async def has(self, key: K) -> bool:
-        async with self._db.transaction(write=False):
-            return self._read(key)[0]
+        return await self._db.run(False, lambda: self._read(key)[0])
 
     @tracked("get")
     async def get(self, key: K, default: V | None = None) -> V | None:
-        async with self._db.transaction(write=False):
-            found, value = self._read(key)
-            return value if found else default
+        found, value = await self._db.run(False, lambda: self._read(key))
+        return value if found else default
 
     @tracked("set")
     async def set(self, key: K, value: V) -> None:
-        async with self._db.transaction(write=True):
-            self._store(key, value)
+        await self._db.run(True, lambda: self._store(key, value))
 
     @tracked("inc")
     async def inc(self, key: K, amount: V) -> V:
         assert ensure_numeric(amount, description="amount")
-        async with self._db.transaction(write=True):
-            found, current = self._read(key)
-            if found:
-                assert ensure_numeric(current, description=f"value for key {key!r}")
-                new_value = current + amount
-            else:
-                new_value = amount
-            self._store(key, new_value)
-            return new_value
+        return await self._db.run(True, lambda: self._update(key, lambda current: current + amount, amount))
 
     @tracked("chmax")
     async def chmax(self, key: K, value: V) -> V:
         assert ensure_numeric(value, description="value")
-        async with self._db.transaction(write=True):
-            found, current = self._read(key)
-            if found:
-                assert ensure_numeric(current, description=f"value for key {key!r}")
-                if not value > current:
-                    return current
-            self._store(key, value)
-            return value
+        return await self._db.run(True, lambda: self._update(key, lambda current: max(current, value), value))
+
+    def _update(self, key: K, combine: Callable[[Any], Any], initial: V) -> V:
+        found, current = self._read(key)
+        if not found:
+            new_value = initial
+        else:
+            assert ensure_numeric(current, description=f"value for key {key!r}")
+            new_value = combine(current)
+            if new_value == current:
+                return current
+        self._store(key, new_value)
+        return new_value
 
     @tracked("pop")
     async def pop(self, key: K, default: V | None = None) -> V | None:
-        async with self._db.transaction(write=True):
-            found, value = self._read(key)
-            if not found:
-                return default
-            self._db.execute(f"DELETE FROM {self._table} WHERE key = ?", [json.dumps(key)])
-            return value
+        return await self._db.run(True, lambda: self._pop(key, default))
+
+    def _pop(self, key: K, default: V | None) -> V | None:
+        found, value = self._read(key)
+        if not found:
+            return default
+        self._db.execute(f"DELETE FROM {self._table} WHERE key = ?", [json.dumps(key)])
+        return value
 
     @tracked("size")
     async def size(self) -> int:
-        async with self._db.transaction(write=False):
-            return self._db.execute(f"SELECT COUNT(*) FROM {self._table}").fetchone()[0]
+        return await self._db.run(
+            False, lambda: self._db.execute(f"SELECT COUNT(*) FROM {self._table}").fetchone()[0]
+        )
 
 
 class SqliteLightningCollections(LightningCollections):
@@ -533,7 +547,7 @@ class SqliteLightningCollections(LightningCollections):
         **kwargs: Any,
     ):
         """One SQLite transaction: all-or-nothing, serialised with every other write (labels are moot)."""
-        async with self.db.transaction(write=mode != "r"):
+        async with self.db.transaction(write=mode != "r", snapshot=snapshot):
             yield self
 
     async def execute(

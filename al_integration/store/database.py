@@ -19,12 +19,15 @@ from __future__ import annotations
 import contextvars
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import aiologic
+
+R = TypeVar("R")
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x41474C53  # "AGLS" in the SQLite header: marks the file as one of our stores.
@@ -291,36 +294,60 @@ class SqliteDatabase:
         return self._active.get()
 
     @asynccontextmanager
-    async def transaction(self, write: bool) -> AsyncIterator[sqlite3.Connection]:
-        """One atomic unit: nested calls in the same task join the outer transaction."""
+    async def transaction(self, write: bool, snapshot: bool = False) -> AsyncIterator[sqlite3.Connection]:
+        """One atomic unit under the process-wide lock; nested calls in the same task join it.
+
+        Writes (and snapshot reads) run in an explicit transaction; plain reads run statement by
+        statement under the lock, which saves a BEGIN/COMMIT pair on the hottest path.
+        """
         active = self._active.get()
         if active is not None:
-            yield active
+            if write and not active.in_transaction:  # a write inside a plain read block
+                with self._begun(active, write=True):
+                    yield active
+            else:
+                yield active
             return
         conn = self.connection()
         lock = self._lock
         await lock.async_acquire()
         token = self._active.set(conn)
         try:
-            try:
-                conn.execute("BEGIN IMMEDIATE" if write and not self.read_only else "BEGIN")
-            except sqlite3.Error as exc:
-                raise as_store_error(self.path, exc) from exc
-            try:
+            if write or snapshot:
+                with self._begun(conn, write):
+                    yield conn
+            else:
                 yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise as_store_error(self.path, exc) from exc
         finally:
             self._active.reset(token)
             lock.async_release()
+
+    @contextmanager
+    def _begun(self, conn: sqlite3.Connection, write: bool) -> Iterator[None]:
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write and not self.read_only else "BEGIN")
+        except sqlite3.Error as exc:
+            raise as_store_error(self.path, exc) from exc
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise as_store_error(self.path, exc) from exc
+
+    async def run(self, write: bool, work: Callable[[], R]) -> R:
+        """Run synchronous SQL work atomically: inline inside the caller's transaction, else in a new one."""
+        active = self._active.get()
+        if active is not None and (not write or active.in_transaction):
+            return work()
+        async with self.transaction(write):
+            return work()
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
         """Run one statement inside the current transaction, translating file-level errors."""
