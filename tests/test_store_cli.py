@@ -6,17 +6,21 @@ import al_integration  # noqa: F401  (offline defaults before agl)
 
 import asyncio
 import json
+import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
 from agentlightning.store.client_server import LightningStoreClient
 from agentlightning.types import Span
-from store_trainer_job import free_port
 from typer.testing import CliRunner
 
 from al_integration.store import SqliteLightningStore
 from al_integration.store.cli import app
 from al_integration.store.report import dashboard_server
+
+sys.path.insert(0, str(Path(__file__).parent))  # the shared job module, whatever pytest's import mode
+from store_trainer_job import free_port  # noqa: E402
 
 REWARDS = [0.5, -0.25, 1.0]
 

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 from agentlightning.emitter.reward import find_final_reward
-from store_trainer_job import MESSAGES_PER_TASK, free_port, make_tasks, run_training
 
 from al_integration.store import SqliteLightningStore
+
+sys.path.insert(0, str(Path(__file__).parent))  # the shared job module, whatever pytest's import mode
+from store_trainer_job import MESSAGES_PER_TASK, free_port, make_tasks, run_training  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 N_TASKS = 40

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_trainer_job import MESSAGES_PER_TASK, SPANS_PER_TASK, make_tasks, message_text, run_training
+
+sys.path.insert(0, str(Path(__file__).parent))  # the shared job module, whatever pytest's import mode
+from store_trainer_job import MESSAGES_PER_TASK, SPANS_PER_TASK, make_tasks, message_text, run_training  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 N_TASKS = 12
