@@ -92,6 +92,8 @@ def run_training(
         store=SqliteLightningStore(store_path),
         strategy=strategy,
         n_runners=n_runners,
+        # agl's runners poll an empty queue every 5 s by default; poll faster so tests finish sooner.
+        runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.3},
     )
     trainer.fit(feedback_agent, train_dataset=tasks)
     asyncio.run(trainer.store.close())

@@ -184,3 +184,32 @@ def test_forked_child_uses_its_own_connection(tmp_path):
         await store.close()
 
     run(scenario())
+
+
+def test_a_failed_operation_leaves_nothing_half_done(tmp_path, monkeypatch):
+    """Each write operation is one transaction: agl's dequeue pops the queue, then creates the attempt;
+    if anything fails later in the operation, the rollout must still be queued (agl's in-memory store
+    would leave it "preparing" and out of the queue)."""
+
+    async def scenario():
+        store = SqliteLightningStore(tmp_path / "store.sqlite")
+        rollout = await store.enqueue_rollout(input="precious")
+
+        async def broken_worker_sync(*args, **kwargs):
+            raise RuntimeError("crash after the attempt was created")
+
+        monkeypatch.setattr(store, "_sync_workers_with_attempts", broken_worker_sync)
+        with pytest.raises(RuntimeError, match="crash"):
+            await store.dequeue_rollout(worker_id="w1")
+        monkeypatch.undo()
+        assert (await store.get_rollout_by_id(rollout.rollout_id)).status == "queuing"
+        assert (await store.query_attempts(rollout.rollout_id)).total == 0
+        retried = await store.dequeue_rollout(worker_id="w1")
+        assert retried.rollout_id == rollout.rollout_id and retried.attempt.sequence_id == 1
+
+        with pytest.raises(ValueError, match="not found"):
+            await store.add_span(make_span(retried, 7).model_copy(update={"rollout_id": "ro-missing"}))
+        assert not await store.collections.span_sequence_ids.has("ro-missing")  # its counter bump rolled back
+        await store.close()
+
+    run(scenario())

@@ -43,7 +43,7 @@ def test_trainer_with_four_runners_keeps_every_span_and_reward(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)  # AgentOps writes agentops.log into the working directory
     store_path = tmp_path / "run" / "store.sqlite"
     store_path.parent.mkdir()
-    tasks = make_tasks(N_TASKS)
+    tasks = make_tasks(N_TASKS, delay_s=0.1)  # slow enough that every runner gets work
 
     run_training(store_path, tasks)
 
@@ -58,7 +58,7 @@ def test_trainer_with_four_runners_keeps_every_span_and_reward(tmp_path, monkeyp
             "agentlightning.annotation": N_TASKS,
         }
         workers = {row[0] for row in db.execute("SELECT json_extract(data, '$.worker_id') FROM attempts")}
-        assert len(workers) > 1  # the rollouts really were spread over several runner processes
+        assert len(workers) >= 2  # the rollouts really were spread over several runner processes
 
     records = fresh_process_export(store_path, tmp_path / "export.jsonl")
     assert len(records) == N_TASKS

@@ -23,7 +23,11 @@ from al_integration.store.database import StoreFileError
 from al_integration.store.report import dashboard_server, export_jsonl, summarize
 from al_integration.store.store import SqliteLightningStore
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Look into an Agent Lightning SQLite store file (read-only): inspect, export, serve.",
+)
 log = logging.getLogger("al_integration.store")
 PathArg = Annotated[Path, typer.Argument(help="the store file (SQLite) written by a training run")]
 

@@ -1,16 +1,21 @@
 """`SqliteLightningStore`: agl's collection-based LightningStore persisted in one SQLite file.
 
 All store semantics (queue, attempts, retries, timeouts, span sequence ids, resources) are agl's own
-`CollectionBasedLightningStore`; this class only plugs in the SQLite collections and replaces the
-10-second polling of `wait_for_rollouts` with a short poll that also runs agl's health check, so
-timeouts fire even while the algorithm is only waiting.
+`CollectionBasedLightningStore`; this class plugs in the SQLite collections and adds two things:
+- every write operation of the LightningStore contract runs as ONE SQLite transaction (agl splits
+  e.g. `dequeue_rollout` into a queue pop and an attempt insert; a crash between them would strand the
+  rollout), which is also faster (one commit per operation);
+- `wait_for_rollouts` polls every `poll_interval_s` (agl's generic one polls every 10 s) and runs
+  agl's health check while waiting, so timeouts fire even when the algorithm is the only caller.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentlightning.store.base import LightningStoreCapabilities, LightningStoreStatistics, is_finished
@@ -20,6 +25,35 @@ from agentlightning.utils.metrics import MetricsBackend
 
 from al_integration.store.collections import SqliteLightningCollections
 from al_integration.store.database import SCHEMA_VERSION, SqliteDatabase
+
+# The contract's write operations; each becomes a single transaction (nested atomic() blocks join it).
+WRITE_OPERATIONS = (
+    "start_rollout",
+    "enqueue_rollout",
+    "enqueue_many_rollouts",
+    "dequeue_rollout",
+    "dequeue_many_rollouts",
+    "start_attempt",
+    "add_resources",
+    "update_resources",
+    "add_span",
+    "add_many_spans",
+    "add_otel_span",
+    "get_next_span_sequence_id",
+    "get_many_span_sequence_ids",
+    "update_rollout",
+    "update_attempt",
+    "update_worker",
+)
+
+
+def _one_transaction(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(operation)
+    async def wrapper(self: SqliteLightningStore, *args: Any, **kwargs: Any) -> Any:
+        async with self.db.transaction(write=True):
+            return await operation(self, *args, **kwargs)
+
+    return wrapper
 
 
 def _reopen(path: str, options: dict[str, Any]) -> SqliteLightningStore:
@@ -139,3 +173,7 @@ class SqliteLightningStore(CollectionBasedLightningStore[SqliteLightningCollecti
                 self._poll_interval_s if deadline is None else min(self._poll_interval_s, deadline - now)
             )
         return [finished[rid] for rid in rollout_ids if rid in finished]
+
+
+for _name in WRITE_OPERATIONS:
+    setattr(SqliteLightningStore, _name, _one_transaction(getattr(CollectionBasedLightningStore, _name)))
