@@ -137,7 +137,8 @@ class SqliteCollection(Collection[T], Generic[T]):
                 return None
             if not values:
                 return "0", []
-            return f"{field} IN ({', '.join('?' * len(values))})", values
+            # One JSON parameter: any number of values (SQLite caps bound parameters at 32766).
+            return f"{field} IN (SELECT value FROM json_each(?))", [json.dumps(values)]
         if op == "contains" and column.text and isinstance(expected, str):
             return f"instr({field}, ?) > 0", [expected]
         return None
