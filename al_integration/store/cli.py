@@ -128,7 +128,7 @@ def export(
 @app.command()
 def serve(
     path: PathArg,
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 4747,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port on 127.0.0.1")] = 4747,
 ):
     """Serve agl's LightningStoreServer (and its dashboard at /) over the file, read-only, on 127.0.0.1."""
     with socket.socket() as probe:

@@ -1,10 +1,9 @@
 """One SQLite file: validation on open, schema, pragmas and the transaction that backs agl's `atomic()`.
 
 Why it looks like this:
-- Every store operation runs inside one SQLite transaction (`BEGIN IMMEDIATE` for writes) guarded by
-  one process-wide async lock, so agl's multi-step operations (dequeue + new attempt, heartbeat +
-  status propagation) are atomic and never interleave, whichever thread or event loop calls them
-  (the LightningStoreServer runs uvicorn in its own thread and loop).
+- Every write runs inside one SQLite transaction (`BEGIN IMMEDIATE`) and every read or write holds
+  one process-wide async lock, so agl's multi-step operations never interleave, whichever thread or
+  event loop calls them (the LightningStoreServer runs uvicorn in its own thread and loop).
 - WAL journal: readers in other processes (the `inspect` CLI, a dashboard) never block the writer.
   `synchronous=NORMAL` keeps every committed transaction across a process crash or SIGKILL; only a
   power cut may lose the last ones (`synchronous="FULL"` closes that gap at a speed cost).
