@@ -23,8 +23,8 @@ from agentlightning.store.collection_based import CollectionBasedLightningStore
 from agentlightning.types import Rollout
 from agentlightning.utils.metrics import MetricsBackend
 
-from al_integration.store.collections import SqliteLightningCollections
 from al_integration.store.database import SCHEMA_VERSION, SqliteDatabase
+from al_integration.store.sqlite_collections import SqliteLightningCollections
 
 # The contract's write operations; each becomes a single transaction (nested atomic() blocks join it).
 WRITE_OPERATIONS = (
