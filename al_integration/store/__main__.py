@@ -1,0 +1,5 @@
+"""`python -m al_integration.store ...`: see `al_integration/store/cli.py`."""
+
+from al_integration.store.cli import main
+
+main()
