@@ -119,6 +119,8 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
 
     trainer = agl.Trainer(
         algorithm=algorithm, n_runners=n_runners, store=store, hooks=[hook],
+        # An idle runner polls the queue every 5 s by default: far too slow for rollouts of a second or two.
+        runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
         strategy=agl.ClientServerExecutionStrategy(n_runners=n_runners, server_host="127.0.0.1",
                                                    server_port=_free_port()),
     )
