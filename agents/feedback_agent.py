@@ -13,6 +13,7 @@ separately and the reward mean over answered tasks.
 
 import json
 import os
+import zlib
 
 import agentlightning as agl
 from openai import OpenAI
@@ -33,6 +34,17 @@ def _client(endpoint: str) -> OpenAI:
     if key not in _clients:
         _clients[key] = OpenAI(base_url=endpoint, api_key=api_key, max_retries=2, timeout=600)
     return _clients[key]
+
+
+def sampling_for(llm: agl.LLM, rollout: agl.Rollout) -> dict:
+    """The resource's sampling parameters; a `seed` there becomes one seed per (task, step, copy), so that
+    a run is reproducible while the G rollouts of a group still differ."""
+    params = dict(llm.sampling_parameters or {})
+    meta = rollout.metadata or {}
+    if "seed" in params and "task_id" in meta:
+        key = f"{meta['task_id']}:{meta.get('step', 0)}:{meta.get('copy', 0)}".encode()
+        params["seed"] = (int(params["seed"]) * 1_000_003 + zlib.crc32(key)) % 2**31
+    return params
 
 
 def reward_dimensions(result: RewardResult) -> dict[str, float]:
@@ -64,7 +76,7 @@ def feedback_response_agent(task: dict, llm: agl.LLM, rollout: agl.Rollout) -> N
     agl.emit_message(json.dumps(messages), attributes={"role": "prompt", "lessons": len(lessons)})
     try:
         completion = _client(llm.endpoint).chat.completions.create(
-            model=llm.model, messages=messages, **(llm.sampling_parameters or {}))
+            model=llm.model, messages=messages, **sampling_for(llm, rollout))
         reply = completion.choices[0].message.content or ""
     except Exception as e:
         agl.emit_exception(e)

@@ -19,6 +19,8 @@ OFFLINE_ENV = {
     # AgentOps (agl's default tracer) must never phone home, nor write agentops.log into the working directory.
     "AGENTOPS_API_KEY": "",
     "AGENTOPS_LOGGING_TO_FILE": "False",
+    # ...nor print a cloud "Session Replay" link per rollout (INFO): the traces live in our store.
+    "AGENTOPS_LOG_LEVEL": "WARNING",
 }
 
 

@@ -72,13 +72,16 @@ class TrainState:
 class FeedbackGRPO(agl.Algorithm):
     def __init__(self, cfg: RunConfig, *, learner: GRPOLearner, engine: PolicyEngine, endpoint: str,
                  tokenizer, train_tasks: list[dict], val_tasks: list[dict], run_dir, metrics: MetricsLog,
-                 progress: ProgressReporter, start_step: int = 0, elapsed_before: float = 0.0):
+                 progress: ProgressReporter, start_step: int = 0, elapsed_before: float = 0.0,
+                 validated_at_start: bool = False):
         super().__init__()
         self.cfg, self.learner, self.engine, self.endpoint, self.tokenizer = cfg, learner, engine, endpoint, tokenizer
         self.train_tasks, self.val_tasks = train_tasks, val_tasks
         self.run_dir, self.metrics, self.progress = run_dir, metrics, progress
         self.start_step, self.elapsed_before = start_step, elapsed_before
+        self.validated_at_start = validated_at_start  # a resumed run already validated its checkpointed step
         self.state = TrainState(last_step=start_step)
+        self._started = time.monotonic()
         self._order: list[int] = []
 
     # -- task sampling: seeded epochs over the pool, from the global `random` state (checkpointed) ----------
@@ -98,17 +101,17 @@ class FeedbackGRPO(agl.Algorithm):
     async def run(self, train_dataset=None, val_dataset=None) -> None:
         cfg, store = self.cfg, self.get_store()
         sampling = {"temperature": cfg.sampling.temperature, "top_p": cfg.sampling.top_p,
-                    "max_tokens": cfg.sampling.max_tokens, "logprobs": True}
+                    "max_tokens": cfg.sampling.max_tokens, "logprobs": True, "seed": cfg.seed}
         model_name = self.engine.model_name
         train_res = await store.add_resources({"llm": llm_resource(self.endpoint, model_name, sampling)})
         val_res = await store.add_resources(
             {"llm": llm_resource(self.endpoint, model_name, {**sampling, "seed": cfg.val_seed})})
         self._val_resources_id = val_res.resources_id
-        started = time.monotonic()
+        started = self._started = time.monotonic()
         step = self.start_step
         last_saved = self.start_step
         try:
-            if step == 0 or step % cfg.val_every != 0:
+            if not self.validated_at_start:
                 await self._validate(step, started)
             for step in range(self.start_step + 1, cfg.steps + 1):
                 await self._train_step(step, train_res.resources_id, started)
@@ -166,5 +169,6 @@ class FeedbackGRPO(agl.Algorithm):
         self.progress.phase(f"validation at step {step}: reward {val.reward_mean:+.3f} over {val.answered} replies")
 
     def _save(self, step: int) -> None:
+        elapsed = self.elapsed_before + time.monotonic() - self._started
         save_checkpoint(self.run_dir, step, self.learner.model, self.tokenizer, self.learner.optimizer,
-                        self.cfg.model_dump(mode="json"), {"elapsed_seconds": self.elapsed_before})
+                        self.cfg.model_dump(mode="json"), {"elapsed_seconds": elapsed})

@@ -5,6 +5,7 @@ Layout: `DIR/checkpoints/step-000010/{model/, optimizer.pt, rng.pt, state.json}`
 renamed into place, and `latest` is replaced atomically, so a crash mid-save never leaves a broken one.
 """
 
+import hashlib
 import json
 import os
 import random
@@ -31,6 +32,15 @@ class Checkpoint:
     @property
     def model_dir(self) -> Path:
         return self.path / "model"
+
+
+def weights_sha256(state: dict[str, torch.Tensor], keys: list[str] | None = None) -> str:
+    """A fingerprint of model weights (over `keys`, default all), to check a resume starts from a checkpoint."""
+    digest = hashlib.sha256()
+    for name in sorted(keys if keys is not None else state):
+        digest.update(name.encode())
+        digest.update(state[name].detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
 
 
 def rng_state() -> dict[str, Any]:

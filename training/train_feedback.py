@@ -38,9 +38,17 @@ def _fail(message: str) -> None:
 
 
 def _setup_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
-    for noisy in ("agentlightning", "httpx", "uvicorn", "LiteLLM", "opentelemetry", "mubit", "presidio-analyzer"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """Our progress lines at INFO on stderr; libraries keep their own (warning) levels."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
+    for name in ("training", "al_integration"):
+        ours = logging.getLogger(name)
+        ours.setLevel(logging.INFO)
+        ours.addHandler(handler)
+        ours.propagate = False
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # "Loading weights" bars on every model load
 
 
 def _free_port() -> int:
@@ -278,11 +286,12 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
 
     import numpy as np
     import torch
+    from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from al_integration.store import SqliteLightningStore
     from training.algorithm import FeedbackGRPO
-    from training.checkpoint import restore_training_state
+    from training.checkpoint import restore_training_state, weights_sha256
     from training.grpo import GRPOConfig, GRPOLearner
     from training.outputs import MetricsLog, ProgressReporter, plot_reward_curve, top_lessons, write_report
 
@@ -303,6 +312,9 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
     )
     start_step, elapsed_before = 0, 0.0
+    saved_keys = list(load_file(start_path / "model.safetensors")) if (start_path / "model.safetensors").exists() \
+        else None
+    start_sha = weights_sha256(policy_model.state_dict(), saved_keys)
     if ckpt is not None:
         restore_training_state(ckpt, learner.optimizer)  # also the RNG states: task sampling continues exactly
         start_step, elapsed_before = ckpt.step, float(ckpt.metrics.get("elapsed_seconds", 0.0))
@@ -310,11 +322,13 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     metrics = MetricsLog(run_dir / "metrics.jsonl", resume_after_step=start_step if ckpt is not None else None)
     if ckpt is None and metrics.path.exists():
         metrics.path.unlink()
+    validated_at_start = any(r.get("split") == "val" and r.get("step") == start_step for r in metrics.records())
     progress = ProgressReporter(cfg.steps, first_step=start_step)
     with _credit_loop(cfg, run_dir, credit_modes=cfg.mubit.credit_modes) as loop, _serve_policy(start_path) as policy:
         algo = FeedbackGRPO(cfg, learner=learner, engine=policy.engine, endpoint=policy.endpoint, tokenizer=tokenizer,
                             train_tasks=train_tasks, val_tasks=val_tasks, run_dir=run_dir, metrics=metrics,
-                            progress=progress, start_step=start_step, elapsed_before=elapsed_before)
+                            progress=progress, start_step=start_step, elapsed_before=elapsed_before,
+                            validated_at_start=validated_at_start)
         try:
             _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
         finally:
@@ -332,6 +346,7 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
         "mubit_outages": outages,
         "interrupted": algo.state.interrupted,
         "seed": cfg.seed, "mode": "cpu", "device": "cpu", "world_size": 1, "model": str(base_path),
+        "resumed_from_step": start_step if ckpt is not None else None, "start_weights_sha256": start_sha,
     }
     if summary["val_reward_before"] is not None:
         summary["val_reward_gain"] = summary["val_reward_after"] - summary["val_reward_before"]
