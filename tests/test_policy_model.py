@@ -121,7 +121,7 @@ def test_encoding_equals_the_chat_template_and_masks_the_prompt(examples):
 def tiny_config(config):
     return config.model_copy(update={
         "tokenizer": config.tokenizer.model_copy(update={"vocab_size": 512}),
-        "model": config.model.model_copy(update={"n_layer": 1, "n_head": 2, "n_embd": 32}),
+        "model": config.model.model_copy(update={"n_layer": 1, "n_head": 2, "n_embd": 32, "n_positions": 1024}),
         "train": config.train.model_copy(update={"epochs": 0.1, "batch_size": 8, "warmup_steps": 2}),
         "sampling": config.sampling.model_copy(update={"max_tokens": 6}),
     })
