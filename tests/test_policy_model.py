@@ -185,3 +185,17 @@ def test_lesson_draws_are_reproducible(config):
     pairing = LessonPairing(config.lesson_pairing, load_lessons())
     draws = [pairing.draw("good", "neutral", random.Random(5)) for _ in range(2)]
     assert draws[0] == draws[1]
+
+
+def test_build_cli_prints_the_path_and_the_val_figures_then_reuses_the_cache(tiny_config, tmp_path):
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(json.dumps(tiny_config.model_dump()))
+    args = ["build", "--config", str(config_path), "--cache-dir", str(tmp_path / "cache")]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    built = next((tmp_path / "cache").glob("policy-*"))
+    assert f"policy: {built}" in first.output
+    for row in ("3 random lessons", "3 helpful lessons", "3 misleading lessons", "reference: good"):
+        assert row in first.output
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0 and "this call 0.0s" in second.output
