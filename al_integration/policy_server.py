@@ -45,6 +45,7 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+from transformers.utils import logging as hf_logging
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ class PolicyEngine:
         path = Path(path)
         if not (path / "config.json").is_file():
             raise PolicyLoadError(f"{path}: not a Hugging Face model directory (no config.json)")
+        hf_logging.disable_progress_bar()  # loading a small checkpoint needs no bar
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)
             model = AutoModelForCausalLM.from_pretrained(path)

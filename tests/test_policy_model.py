@@ -28,6 +28,16 @@ from training.policy_model import (
 LESSONS = {lesson.id: lesson.text for lesson in load_lessons()}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Tiny models run faster on one thread, and torch's OpenMP threads spin-wait: with another process on
+    the second core a 2-thread step of a tiny model took 5-10x longer (docs/policy.md)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def config():
     return load_policy_config()
@@ -121,7 +131,7 @@ def test_encoding_equals_the_chat_template_and_masks_the_prompt(examples):
 def tiny_config(config):
     return config.model_copy(update={
         "tokenizer": config.tokenizer.model_copy(update={"vocab_size": 512}),
-        "model": config.model.model_copy(update={"n_layer": 1, "n_head": 2, "n_embd": 32}),
+        "model": config.model.model_copy(update={"n_layer": 1, "n_head": 2, "n_embd": 32, "n_positions": 1024}),
         "train": config.train.model_copy(update={"epochs": 0.1, "batch_size": 8, "warmup_steps": 2}),
         "sampling": config.sampling.model_copy(update={"max_tokens": 6}),
     })
@@ -175,3 +185,17 @@ def test_lesson_draws_are_reproducible(config):
     pairing = LessonPairing(config.lesson_pairing, load_lessons())
     draws = [pairing.draw("good", "neutral", random.Random(5)) for _ in range(2)]
     assert draws[0] == draws[1]
+
+
+def test_build_cli_prints_the_path_and_the_val_figures_then_reuses_the_cache(tiny_config, tmp_path):
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(json.dumps(tiny_config.model_dump()))
+    args = ["build", "--config", str(config_path), "--cache-dir", str(tmp_path / "cache")]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    built = next((tmp_path / "cache").glob("policy-*"))
+    assert f"policy: {built}" in first.output
+    for row in ("3 random lessons", "3 helpful lessons", "3 misleading lessons", "reference: good"):
+        assert row in first.output
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0 and "this call 0.0s" in second.output

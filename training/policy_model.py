@@ -39,6 +39,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+from transformers.utils import logging as hf_logging
 
 import agents.prompt
 from agents.prompt import build_messages
@@ -424,6 +425,7 @@ def build_policy(
         "config": config.model_dump(),
     }
     staging = cache_dir / f".tmp-{uuid.uuid4().hex}"
+    hf_logging.disable_progress_bar()  # a one-shard save needs no bar of its own
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
     (staging / "build_report.json").write_text(json.dumps(report, indent=2))

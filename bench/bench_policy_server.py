@@ -1,0 +1,66 @@
+"""Throughput of the policy server on the default policy: one client at a time vs concurrent clients.
+
+    python bench/bench_policy_server.py [--requests 32] [--concurrency 16]
+
+Builds the default policy first if it is not cached. Prints replies/s, generated tokens/s and how many
+rows each `generate` call served (the micro-batching at work).
+"""
+
+import argparse
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import openai
+
+import al_integration  # noqa: F401  (offline defaults first)
+from agents.prompt import build_messages
+from al_integration.policy_server import PolicyEngine, PolicyServer
+from training.data import load_feedback, load_lessons
+from training.policy_data import redact_listed_pii, sentiment_label
+from training.policy_model import ensure_default_policy, load_policy_config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+
+    sampling = load_policy_config().sampling
+    lessons = [lesson.text for lesson in load_lessons()][:3]
+    tasks = [t for t in load_feedback("val") if t["expected_action"] == "answer"]
+    prompts = []
+    for i in range(args.requests):
+        task = tasks[i % len(tasks)]
+        feedback = redact_listed_pii(task["feedback"], task["pii"])
+        prompts.append(build_messages(feedback, sentiment_label(feedback), lessons))
+
+    engine = PolicyEngine.from_pretrained(ensure_default_policy(), model_name="policy")
+    with PolicyServer(engine) as server, openai.OpenAI(base_url=server.endpoint, api_key="local") as client:
+
+        def ask(i: int) -> int:
+            response = client.chat.completions.create(
+                model="policy", messages=prompts[i], temperature=sampling.temperature, top_p=sampling.top_p,
+                max_tokens=sampling.max_tokens, seed=i,
+            )
+            return len(response.choices[0].token_ids)
+
+        ask(0)  # warm-up
+        for workers in (1, args.concurrency):
+            calls_before = engine.generate_calls
+            sizes_before = len(engine.batch_sizes)
+            started = time.perf_counter()
+            with ThreadPoolExecutor(workers) as pool:
+                tokens = sum(pool.map(ask, range(args.requests)))
+            seconds = time.perf_counter() - started
+            sizes = engine.batch_sizes[sizes_before:]
+            print(
+                f"concurrency {workers:>2}: {args.requests / seconds:6.2f} replies/s, "
+                f"{tokens / seconds:7.0f} tokens/s, "
+                f"{engine.generate_calls - calls_before} generate calls (mean {statistics.fmean(sizes):.1f} rows)"
+            )
+
+
+if __name__ == "__main__":
+    main()
