@@ -21,7 +21,7 @@ from openai import OpenAI
 from agents.governance import GovernanceResult, govern
 from agents.prompt import build_messages
 from al_integration.mubit_credit import recalled_lessons, record_step_outcome
-from rewards import COMPONENTS, RewardResult, default_scorer
+from rewards import COMPONENTS, GATES, RewardResult, default_scorer
 
 NOT_ANSWERED_REWARD = 0.0
 # Per-process clients keyed by endpoint: a runner serves many rollouts against the same policy server.
@@ -49,7 +49,7 @@ def sampling_for(llm: agl.LLM, rollout: agl.Rollout) -> dict:
 
 def reward_dimensions(result: RewardResult) -> dict[str, float]:
     """The reward as agl's multi-dimensional reward: `total` first (the primary), then each component."""
-    return {"total": result.total, **{name: result.components[name].score for name in (*COMPONENTS, "privacy")}}
+    return {"total": result.total, **{name: result.components[name].score for name in (*COMPONENTS, *GATES)}}
 
 
 def _emit_decision(governed: GovernanceResult) -> None:

@@ -16,6 +16,9 @@ OFFLINE_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     # tokenizers' thread pool does not survive the fork of agl's runner processes.
     "TOKENIZERS_PARALLELISM": "false",
+    # Not offline, but machine-wide: OpenMP threads spin-wait by default, so on 2 cores any other busy
+    # process (agl runners, the policy server) makes small torch steps 5-10x slower. Must precede torch.
+    "OMP_WAIT_POLICY": "PASSIVE",
     # AgentOps (agl's default tracer) must never phone home, nor write agentops.log into the working directory.
     "AGENTOPS_API_KEY": "",
     "AGENTOPS_LOGGING_TO_FILE": "False",

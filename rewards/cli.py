@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from rewards.config import COMPONENTS, ConfigError, load_config
+from rewards.config import COMPONENTS, GATES, ConfigError, load_config
 from rewards.reward import RewardResult, RewardScorer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -42,7 +42,7 @@ def _breakdown_table(result: RewardResult) -> Table:
     table.add_column("weight", justify="right")
     table.add_column("explanation", overflow="fold")
     for name, c in result.components.items():
-        weight = "gate" if name == "privacy" else f"{c.weight:.2f}"
+        weight = "gate" if name in GATES else f"{c.weight:.2f}"
         style = "red" if c.score < 0 else "green"
         table.add_row(name, f"[{style}]{c.score:+.3f}[/]", weight, c.explanation)
     return table
@@ -111,7 +111,7 @@ def _score_file(scorer: RewardScorer, path: Path, output: Path | None, skip_inva
     if output is not None:
         _write_atomically(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()}, ensure_ascii=False)
                                    for row, result in results])
-    names = [*COMPONENTS, "privacy"]
+    names = [*COMPONENTS, *GATES]
     means = {name: sum(r.components[name].score for _, r in results) / len(results) for name in names}
     total = sum(r.total for _, r in results) / len(results)
     if as_json:

@@ -6,7 +6,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "reward.yaml"
-COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")
+COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")  # weighted into the total
+GATES = ("privacy", "readability")  # not weighted: each can only force the total down
 
 
 class _Strict(BaseModel):
@@ -76,6 +77,14 @@ class PrivacyConfig(_Strict):
     ip_address: str
 
 
+class ReadabilityConfig(_Strict):
+    min_words: int = Field(ge=1)
+    min_function_word_share: float = Field(ge=0, le=1)
+    max_odd_word_share: float = Field(ge=0, le=1)
+    cap: float = Field(ge=-1, le=1)
+    function_words: list[str]
+
+
 class RewardConfig(_Strict):
     weights: dict[str, float]
     length: LengthConfig
@@ -85,6 +94,7 @@ class RewardConfig(_Strict):
     overselling: OversellingConfig
     acknowledgment: AcknowledgmentConfig
     privacy: PrivacyConfig
+    readability: ReadabilityConfig
 
     @model_validator(mode="after")
     def _weights_cover_components(self) -> "RewardConfig":

@@ -20,6 +20,11 @@ from rewards.config import COMPONENTS, RewardConfig, load_config
 from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+# A whitespace-separated token that is not a plain word: a digit or symbol inside letters, a replacement
+# character, or letters without a vowel ("logg" passes, "rodushe" passes, "C\u00c3" and "5wn" do not).
+PLAIN_TOKEN = re.compile(
+    r"^[(\"'\[]*(?:[A-Za-z]+(?:['-][A-Za-z]+)*|\d+(?:[.,:/%-]\d*)*%?|<[A-Z_]+_\d+>)[)\"'\].,;:!?]*$")
+VOWEL = re.compile(r"[aeiouyAEIOUY]")
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
 
 
@@ -91,6 +96,7 @@ class RewardScorer:
         self._pii = PiiPatterns(config.privacy)
         ack = config.acknowledgment
         self._ignored_words = frozenset(ack.generic_terms) | frozenset(ack.stopwords)
+        self._function_words = frozenset(config.readability.function_words)
         self.analyze_feedback = lru_cache(maxsize=4096)(self._analyze_feedback)
 
     def __call__(self, response: str, feedback: str) -> RewardResult:
@@ -111,6 +117,10 @@ class RewardScorer:
             total = min(total, parts["overselling"][0])
 
         pii = self._pii.find(response)
+        readable, readability_why = self._readability(response, words)
+        if not readable:
+            total = min(total, self.config.readability.cap)
+        components["readability"] = ComponentScore(1.0 if readable else -1.0, 0.0, readability_why)
         if not words:
             total = -1.0  # an empty reply is the worst reply, whatever the other components would say
         if pii:
@@ -146,6 +156,20 @@ class RewardScorer:
         ranked = sorted(first_seen.items(), key=lambda kv: (-len(kv[1][1]), kv[1][0]))[: ack.max_key_terms]
         return FeedbackAnalysis(label, compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)))
+
+    # -- gates ------------------------------------------------------------------------------------------
+    def _readability(self, response: str, words: list[str]) -> tuple[bool, str]:
+        cfg = self.config.readability
+        tokens = response.split()
+        if len(tokens) < cfg.min_words:
+            return True, "Too short to judge readability (a gate: word salad caps the total)."
+        function_share = sum(w in self._function_words for w in words) / max(len(words), 1)
+        odd = sum(1 for t in tokens if not PLAIN_TOKEN.match(t) or (t[:1].isalpha() and not VOWEL.search(t)))
+        odd_share = odd / len(tokens)
+        if function_share < cfg.min_function_word_share or odd_share > cfg.max_odd_word_share:
+            return False, (f"Not readable prose ({function_share:.0%} function words, {odd_share:.0%} malformed "
+                           f"words): write sentences; the total is capped at {cfg.cap}.")
+        return True, "Reads as prose (a gate: word salad caps the total)."
 
     # -- components -------------------------------------------------------------------------------------
     def _length(self, words: list[str]) -> tuple[float, str]:

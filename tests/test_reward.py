@@ -34,7 +34,7 @@ def test_issue_examples():
 
 def test_result_shape_and_range():
     result = score(GENUINE, FEEDBACK)
-    assert set(result.components) == {*COMPONENTS, "privacy"}
+    assert set(result.components) == {*COMPONENTS, "privacy", "readability"}
     for c in result.components.values():
         assert -1.0 <= c.score <= 1.0
         assert c.explanation.endswith(".") and len(c.explanation) > 20
@@ -195,6 +195,18 @@ class TestAntiHacking:
                   "of the academic year.")
         assert 85 <= len(varied.split()) <= 110
         assert score(varied, FEEDBACK).total < score(GENUINE, FEEDBACK).total - self.margin
+
+
+    def test_word_salad(self):
+        # What a 30-step GRPO run found before this gate: sprayed words hit length, markers and key terms.
+        salad = ("preliminary survey sampl bias overclaimedtiny limitatio verify3 caveat resul tsample evidenc "
+                 "uncertai nty replicat surv eyti ny overcl aimed bia sfind ings smal lsample verif ycheck "
+                 "preliminar yresults limitation sample bias survey tiny checkd evidencee caveats").split()
+        salad_text = " ".join(salad * 2)
+        result = score(salad_text, FEEDBACK)
+        assert result.components["readability"].score == -1.0
+        assert result.total <= -0.5 < score(GENUINE, FEEDBACK).total - self.margin
+        assert comp(GENUINE)["readability"] == 1.0
 
 
 def test_config_validation(tmp_path):

@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rewards import COMPONENTS
+from rewards import COMPONENTS, GATES
 from training.rollouts import RolloutResult
 
 logger = logging.getLogger("training")
@@ -71,7 +71,7 @@ def summarize_rewards(results: list[RolloutResult]) -> tuple[float, float, dict[
     if not scored:
         return 0.0, 0.0, {}
     rewards = [r.reward for r in scored]
-    comps = {name: statistics.fmean(r.components.get(name, 0.0) for r in scored) for name in (*COMPONENTS, "privacy")}
+    comps = {name: statistics.fmean(r.components.get(name, 0.0) for r in scored) for name in (*COMPONENTS, *GATES)}
     return statistics.fmean(rewards), statistics.pstdev(rewards), comps
 
 
@@ -128,7 +128,7 @@ def plot_reward_curve(records: list[dict[str, Any]], path: Path) -> None:
 
 def _component_table(before: ValResult | None, after: ValResult) -> list[str]:
     lines = ["| component | before | after | change |", "| --- | ---: | ---: | ---: |"]
-    names = ["total", *COMPONENTS, "privacy"]
+    names = ["total", *COMPONENTS, *GATES]
     for name in names:
         b = (before.reward_mean if name == "total" else before.components.get(name)) if before else None
         a = after.reward_mean if name == "total" else after.components.get(name)

@@ -4,12 +4,9 @@ Nothing here ever returns raw personal data: each task's feedback is redacted be
 """
 
 import random
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.prompt import build_messages
-from rewards import default_scorer
 from training.data import Lesson
 
 
@@ -23,32 +20,13 @@ class SftExample:
     reply: str
 
 
-def redact_listed_pii(text: str, pii: Iterable[dict]) -> str:
-    """Stand-in for governance redaction until `agents.governance.govern` is merged: replace each value the
-    dataset lists in a task's `pii` field with a typed placeholder (`<PERSON_1>`, `<EMAIL_ADDRESS_1>`, ...),
-    numbered per type in reading order, the same style `govern` writes. Switch to `govern` once merged."""
-    values = {(item["type"], item["value"]) for item in pii if item["value"]}
-    if not values:
-        return text
-    by_value = {value: kind for kind, value in values}
-    pattern = re.compile("|".join(re.escape(v) for v in sorted(by_value, key=len, reverse=True)))
-    placeholders: dict[str, str] = {}
-    counts: dict[str, int] = {}
+def governed_feedback(tasks) -> dict[str, tuple[str, str]]:
+    """feedback text -> (redacted text, sentiment label), from the governance stage in one batch: the warm
+    start sees exactly the placeholders and labels the agent will put in its prompts."""
+    from agents.governance import govern_many
 
-    def placeholder(match: re.Match) -> str:
-        value = match.group(0)
-        if value not in placeholders:
-            kind = by_value[value]
-            counts[kind] = counts.get(kind, 0) + 1
-            placeholders[value] = f"<{kind}_{counts[kind]}>"
-        return placeholders[value]
-
-    return pattern.sub(placeholder, text)
-
-
-def sentiment_label(redacted_feedback: str) -> str:
-    """VADER's label for the feedback, as the reward reads it (the governance stage labels with VADER too)."""
-    return default_scorer().analyze_feedback(redacted_feedback).label
+    texts = list(dict.fromkeys(task["feedback"] for task in tasks))
+    return {text: (g.redacted_text, g.sentiment.label) for text, g in zip(texts, govern_many(texts), strict=True)}
 
 
 class LessonPairing:
@@ -78,12 +56,11 @@ class LessonPairing:
 def sft_examples(tasks, pairing: LessonPairing, seed: int) -> list[SftExample]:
     """Every reference reply (all qualities) of every answerable task, each with its own prompt and lessons."""
     rng = random.Random(seed)
+    tasks = [t for t in tasks if t["expected_action"] in (None, "answer") and t["references"]]
+    governed = governed_feedback(tasks)  # escalated and rejected feedback never reaches the policy
     examples = []
     for task in tasks:
-        if task["expected_action"] not in (None, "answer") or not task["references"]:
-            continue  # escalated and rejected feedback never reaches the policy
-        feedback = redact_listed_pii(task["feedback"], task["pii"])
-        label = sentiment_label(feedback)
+        feedback, label = governed[task["feedback"]]
         for reference in task["references"]:
             lessons = pairing.draw(reference["quality"], label, rng)
             messages = build_messages(feedback, label, lessons)
@@ -94,7 +71,8 @@ def sft_examples(tasks, pairing: LessonPairing, seed: int) -> list[SftExample]:
 def tokenizer_corpus(tasks, lessons: list[Lesson], fixed: list[str]) -> list[str]:
     """The texts the tokenizer is trained on: redacted feedback, every reference, the lessons, the template."""
     texts = list(fixed) + [lesson.text for lesson in lessons]
+    governed = governed_feedback(tasks)
     for task in tasks:
-        texts.append(redact_listed_pii(task["feedback"], task["pii"]))
+        texts.append(governed[task["feedback"]][0])
         texts.extend(reference["text"] for reference in task["references"])
     return texts

@@ -49,8 +49,7 @@ from training.data import DATA_DIR, LESSONS_PATH, DatasetError, load_feedback, l
 from training.policy_data import (
     LessonPairing,
     SftExample,
-    redact_listed_pii,
-    sentiment_label,
+    governed_feedback,
     sft_examples,
     tokenizer_corpus,
 )
@@ -58,7 +57,7 @@ from training.policy_data import (
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "policy.yaml"
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "policy"  # POLICY_CACHE_DIR overrides it
-RECIPE_VERSION = 1  # bump when the build recipe changes in a way the config does not show
+RECIPE_VERSION = 2  # bump when the build recipe changes in a way the config does not show (2: governed text)
 
 END, PAD = "<|end|>", "<|pad|>"
 ROLE_TOKENS = ["<|system|>", "<|user|>", "<|assistant|>"]
@@ -313,8 +312,9 @@ def evaluate_policy(engine: PolicyEngine, config: PolicyConfig, console: Console
     rng = random.Random(config.seed)
     sampling = config.sampling
     k = config.evaluation.lessons_per_task
-    feedbacks = [redact_listed_pii(t["feedback"], t["pii"]) for t in tasks]
-    labels = [sentiment_label(f) for f in feedbacks]
+    governed = governed_feedback(tasks)
+    feedbacks = [governed[t["feedback"]][0] for t in tasks]
+    labels = [governed[t["feedback"]][1] for t in tasks]
     figures: dict = {"split": split, "n_tasks": len(tasks), "lessons_per_task": k, "sampling": sampling.model_dump()}
     examples = []
     rows_by_condition = {}
@@ -367,7 +367,8 @@ def cache_key(config: PolicyConfig) -> str:
     digest.update(f"recipe {RECIPE_VERSION}\n".encode())
     digest.update(config.model_dump_json().encode())
     digest.update(CHAT_TEMPLATE.encode())
-    for path in (DATA_DIR / "feedback_train.jsonl", DATA_DIR / "feedback_val.jsonl", LESSONS_PATH):
+    governance_rules = REPO_ROOT / "configs" / "governance.yaml"  # redaction and sentiment labels of the prompts
+    for path in (DATA_DIR / "feedback_train.jsonl", DATA_DIR / "feedback_val.jsonl", LESSONS_PATH, governance_rules):
         digest.update(path.read_bytes())
     digest.update(inspect.getsource(agents.prompt).encode())
     return digest.hexdigest()[:16]

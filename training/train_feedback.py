@@ -308,7 +308,8 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     learner = GRPOLearner(
         policy_model, reference,
         GRPOConfig(lr=g.lr, kl_coef=g.kl_coef, clip_eps=g.clip_eps, max_grad_norm=g.max_grad_norm,
-                   micro_batch_size=g.micro_batch_size, temperature=cfg.sampling.temperature),
+                   # The server reports raw (temperature 1) logprobs, as vLLM does: the ratio compares those.
+                   micro_batch_size=g.micro_batch_size, temperature=1.0),
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
     )
     start_step, elapsed_before = 0, 0.0
