@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from al_integration.config_files import load_yaml_model
 from al_integration.mubit_local.ranking import RankingWeights
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -47,23 +47,7 @@ class ConfigError(ValueError):
 
 
 def load_mubit_config(path: str | Path = DEFAULT_CONFIG) -> MubitConfig:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings, got {type(raw).__name__}")
-    try:
-        config = MubitConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{path}: field '{field}': {first['msg']}") from None
+    config = load_yaml_model(path, MubitConfig, ConfigError)
     if config.seed_lessons is not None and not config.seed_lessons.is_absolute():
         # Relative to the repository, whatever the working directory.
         config = config.model_copy(update={"seed_lessons": REPO_ROOT / config.seed_lessons})

@@ -150,5 +150,5 @@ def test_over_long_input_is_truncated_with_a_flag():
 def test_a_bad_config_names_the_file_and_the_field(tmp_path, yaml_text, field):
     path = tmp_path / "governance.yaml"
     path.write_text(yaml_text)
-    with pytest.raises(ConfigError, match=rf"{path}: field {field}\b"):
+    with pytest.raises(ConfigError, match=rf"{path}: field '{field}'"):
         load_config(path)

@@ -1,10 +1,10 @@
 """The run configuration of `oneclick` and `eval`, loaded from `configs/oneclick.yaml`."""
 
 from pathlib import Path
-from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from al_integration.config_files import load_yaml_model
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUN_CONFIG = REPO_ROOT / "configs" / "oneclick.yaml"
@@ -98,15 +98,4 @@ class RunConfigError(ValueError):
 
 
 def load_run_config(path: Path | None = None) -> RunConfig:
-    path = Path(path) if path is not None else DEFAULT_RUN_CONFIG
-    try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return RunConfig.model_validate(data)
-    except OSError as e:
-        raise RunConfigError(f"{path}: cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise RunConfigError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
-    except ValidationError as e:
-        first = e.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise RunConfigError(f"{path}: field '{field}': {first['msg']}") from None
+    return load_yaml_model(path if path is not None else DEFAULT_RUN_CONFIG, RunConfig, RunConfigError)

@@ -99,6 +99,8 @@ def top_lessons(mubit_db: Path, limit: int = 10) -> list[dict[str, Any]]:
     lessons = [{"text": t, "successes": s, "failures": f, "signal_sum": round(sig, 3), "outcomes": n,
                 "credit": round(a / (a + b), 3) if (a + b) > 0 else 0.5}
                for t, s, f, sig, n, a, b in rows]
+    if any(x["outcomes"] for x in lessons):  # credited lessons first; the rest never earned any
+        lessons = [x for x in lessons if x["outcomes"]]
     lessons.sort(key=lambda x: (-x["credit"], -x["outcomes"]))
     return lessons[:limit]
 
@@ -127,15 +129,19 @@ def plot_reward_curve(records: list[dict[str, Any]], path: Path) -> None:
 
 
 def _component_table(before: ValResult | None, after: ValResult) -> list[str]:
-    lines = ["| component | before | after | change |", "| --- | ---: | ---: | ---: |"]
     names = ["total", *COMPONENTS, *GATES]
-    for name in names:
-        b = (before.reward_mean if name == "total" else before.components.get(name)) if before else None
-        a = after.reward_mean if name == "total" else after.components.get(name)
-        if a is None:
-            continue
-        change = f"{a - b:+.3f}" if b is not None else ""
-        lines.append(f"| {name} | {b:+.3f} | {a:+.3f} | {change} |" if b is not None else f"| {name} | | {a:+.3f} | |")
+
+    def value(v: ValResult, name: str) -> float | None:
+        return v.reward_mean if name == "total" else v.components.get(name)
+
+    if before is None:
+        rows = [(n, value(after, n)) for n in names if value(after, n) is not None]
+        return ["| component | mean |", "| --- | ---: |", *(f"| {n} | {a:+.3f} |" for n, a in rows)]
+    lines = ["| component | before | after | change |", "| --- | ---: | ---: | ---: |"]
+    for n in names:
+        b, a = value(before, n), value(after, n)
+        if a is not None and b is not None:
+            lines.append(f"| {n} | {b:+.3f} | {a:+.3f} | {a - b:+.3f} |")
     return lines
 
 

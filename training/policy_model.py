@@ -32,8 +32,7 @@ from typing import Annotated
 
 import torch
 import typer
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -43,6 +42,7 @@ from transformers.utils import logging as hf_logging
 
 import agents.prompt
 from agents.prompt import build_messages
+from al_integration.config_files import load_yaml_model
 from al_integration.policy_server import PolicyEngine, SamplingRow
 from rewards import default_scorer
 from training.data import DATA_DIR, LESSONS_PATH, DatasetError, load_feedback, load_lessons
@@ -135,18 +135,7 @@ class PolicyConfigError(ValueError):
 
 
 def load_policy_config(path: Path = DEFAULT_CONFIG_PATH) -> PolicyConfig:
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as e:
-        raise PolicyConfigError(f"{path}: cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise PolicyConfigError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
-    try:
-        return PolicyConfig.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "top level"
-        raise PolicyConfigError(f"{path}: field '{field}': {first['msg'].lower()}") from None
+    return load_yaml_model(path, PolicyConfig, PolicyConfigError)
 
 
 # ----------------------------------------------------------------------------------------------------------

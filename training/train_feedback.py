@@ -262,6 +262,8 @@ def oneclick(
     except CheckpointError as e:
         _fail(str(e))
     typer.echo(json.dumps(summary))
+    if summary["interrupted"]:
+        raise typer.Exit(code=130)
 
 
 def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | None):
@@ -332,6 +334,8 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
                             validated_at_start=validated_at_start)
         try:
             _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
+        except KeyboardInterrupt:  # Ctrl-C: the algorithm saved a checkpoint; write what the run has so far
+            algo.state.interrupted = True
         finally:
             progress.close()
         outages = loop.report().outage_total
@@ -357,7 +361,10 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     if vals:
         write_report(run_dir / "report.md", "GRPO training run", summary, vals[0] if len(vals) > 1 else None,
                      vals[-1], top_lessons(run_dir / "mubit.db"))
-    logger.info("run finished: %s", run_dir)
+    if algo.state.interrupted:
+        logger.info("interrupted after step %d; continue with: --resume %s", algo.state.last_step, run_dir)
+    else:
+        logger.info("run finished: %s", run_dir)
     return summary
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Literal
 
 import regex
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from al_integration.config_files import load_yaml_model
 
 Decision = Literal["answer", "escalate", "reject"]
 
@@ -133,18 +134,4 @@ class ConfigError(ValueError):
 
 
 def load_config(path: str | Path | None = None) -> GovernanceConfig:
-    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read governance config ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid UTF-8 (byte offset {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
-    try:
-        return GovernanceConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "<top level>"
-        raise ConfigError(f"{path}: field {where}: {first['msg']}") from None
+    return load_yaml_model(path if path is not None else DEFAULT_CONFIG_PATH, GovernanceConfig, ConfigError)
