@@ -113,4 +113,4 @@ def test_a_bad_config_file_is_a_one_line_error(tmp_path):
     config = tmp_path / "governance.yaml"
     config.write_bytes(b"pii: {entities: []}\n")
     line = one_line_error(runner.invoke(app, ["--config", str(config), "text"]))
-    assert f"{config}: field pii.entities" in line
+    assert f"{config}: field 'pii.entities'" in line

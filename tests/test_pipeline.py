@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def store_rollouts(db: Path) -> list[dict]:
 
 
 def credited_outcomes(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:  # read-only: leaves the files as they are
         return conn.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0]
 
 

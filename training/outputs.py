@@ -16,6 +16,7 @@ import os
 import sqlite3
 import statistics
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ def top_lessons(mubit_db: Path, limit: int = 10) -> list[dict[str, Any]]:
     """Lessons by learned credit, read from the embedded Mubit engine's file (empty if hosted or absent)."""
     if not mubit_db.exists():
         return []
-    with sqlite3.connect(f"file:{mubit_db}?mode=ro", uri=True) as db:
+    with closing(sqlite3.connect(f"file:{mubit_db}?mode=ro", uri=True)) as db:
         rows = db.execute(
             "SELECT text, success_count, failure_count, signal_sum, outcome_count, alpha_mass, beta_mass "
             "FROM entries WHERE entry_type = 'lesson'").fetchall()
