@@ -20,11 +20,9 @@ from rewards.config import COMPONENTS, RewardConfig, load_config
 from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
-# A whitespace-separated token that is not a plain word: a digit or symbol inside letters, a replacement
-# character, or letters without a vowel ("logg" passes, "rodushe" passes, "C\u00c3" and "5wn" do not).
-PLAIN_TOKEN = re.compile(
-    r"^[(\"'\[]*(?:[A-Za-z]+(?:['-][A-Za-z]+)*|\d+(?:[.,:/%-]\d*)*%?|<[A-Z_]+_\d+>)[)\"'\].,;:!?]*$")
-VOWEL = re.compile(r"[aeiouyAEIOUY]")
+# Malformed words, found in one pass over the lower-cased reply: a letter next to a digit ("5wn", "verify3"),
+# a replacement character, or a run of consonants standing as a word ("ck", "lst").
+MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b")
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
 
 
@@ -117,7 +115,7 @@ class RewardScorer:
             total = min(total, parts["overselling"][0])
 
         pii = self._pii.find(response)
-        readable, readability_why = self._readability(response, words)
+        readable, readability_why = self._readability(lower, words)
         if not readable:
             total = min(total, self.config.readability.cap)
         components["readability"] = ComponentScore(1.0 if readable else -1.0, 0.0, readability_why)
@@ -158,14 +156,12 @@ class RewardScorer:
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)))
 
     # -- gates ------------------------------------------------------------------------------------------
-    def _readability(self, response: str, words: list[str]) -> tuple[bool, str]:
+    def _readability(self, lower: str, words: list[str]) -> tuple[bool, str]:
         cfg = self.config.readability
-        tokens = response.split()
-        if len(tokens) < cfg.min_words:
+        if len(words) < cfg.min_words:
             return True, "Too short to judge readability (a gate: word salad caps the total)."
-        function_share = sum(w in self._function_words for w in words) / max(len(words), 1)
-        odd = sum(1 for t in tokens if not PLAIN_TOKEN.match(t) or (t[:1].isalpha() and not VOWEL.search(t)))
-        odd_share = odd / len(tokens)
+        function_share = sum(map(self._function_words.__contains__, words)) / len(words)
+        odd_share = len(MALFORMED.findall(lower)) / len(words)
         if function_share < cfg.min_function_word_share or odd_share > cfg.max_odd_word_share:
             return False, (f"Not readable prose ({function_share:.0%} function words, {odd_share:.0%} malformed "
                            f"words): write sentences; the total is capped at {cfg.cap}.")
@@ -178,8 +174,9 @@ class RewardScorer:
         if n == 0:
             return -1.0, "The reply is empty: write a reply of 50-150 words."
         # Padding by repetition earns nothing: each word trigram that repeats an earlier one is one word less.
-        grams = list(zip(*(words[k:] for k in range(cfg.repeat_ngram)), strict=False))
-        effective = n - (len(grams) - len(set(grams)))
+        n_grams = max(n - cfg.repeat_ngram + 1, 0)
+        distinct = len(set(zip(*[words[k:] for k in range(cfg.repeat_ngram)], strict=False)))
+        effective = n - (n_grams - distinct)
         counted = f"{effective} words" + (f" ({n - effective} repeated words not counted)" if effective < n else "")
         lo, hi = cfg.best_min_words, cfg.best_max_words
         if effective < lo:
@@ -261,7 +258,7 @@ class RewardScorer:
         cfg = self.config.acknowledgment
         if not fb.key_stems:
             return 0.0, "The feedback has no specific terms to take up; nothing to check."
-        reply_stems = {w[: cfg.stem_chars] for w in words}
+        reply_stems = {w[: cfg.stem_chars] for w in set(words)}
         covered = [s for s in fb.key_stems if s in reply_stems]
         coverage = len(covered) / len(fb.key_stems)
         score = 2 * min(1.0, coverage / cfg.full_credit_coverage) - 1
