@@ -25,14 +25,7 @@ CORPUS = [m["content"] for m in MESSAGES] + [
 ] * 3
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Tiny models run faster on one thread, and torch's OpenMP threads spin-wait: with another process on
-    the second core a 2-thread step of a tiny model took 5-10x longer (docs/policy.md)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
