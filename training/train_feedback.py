@@ -67,9 +67,9 @@ def _governed_tasks(source: str, limit: int | None) -> tuple[list[dict], dict[st
     """Load tasks and pass them through governance here, before they enter the store: a rollout's input is
     persisted, so it carries the redacted feedback only (plus id, category, topic for the Mubit query).
     Returns the answerable tasks and the count of each decision."""
+    rows = list(load_feedback(source))  # a bad file fails here, before governance loads its models
     from agents.governance import govern_many
 
-    rows = list(load_feedback(source))
     governed = govern_many([r["feedback"] for r in rows])
     decisions: dict[str, int] = {}
     tasks = []

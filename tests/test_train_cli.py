@@ -1,0 +1,31 @@
+"""The training CLI's user mistakes: one line naming what is wrong, exit code 2, no traceback."""
+
+import pytest
+from typer.testing import CliRunner
+
+from training.train_feedback import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["oneclick", "--mode", "distributed"], "--mode distributed is not available yet"),
+    (["oneclick", "--mode", "gpu"], "--mode must be cpu or distributed"),
+    (["oneclick", "--config", "/nonexistent/oneclick.yaml"], "/nonexistent/oneclick.yaml: cannot read"),
+    (["oneclick", "--resume", "/nonexistent/run"], "no checkpoint to resume from"),
+    (["eval", "--split", "/nonexistent/tasks.jsonl"], "/nonexistent/tasks.jsonl: no such file"),
+    (["eval", "--llm-endpoint", "http://127.0.0.1:9/v1"], "--llm-endpoint needs --model NAME"),
+    (["eval", "--model", "/nonexistent/model"], "not a local Hugging Face model directory"),
+])
+def test_mistakes_are_one_line_errors(args, message):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output
+
+
+def test_bad_config_field_names_the_field(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text("rollouts: {group_size: 1}\n")
+    result = runner.invoke(app, ["oneclick", "--config", str(config)])
+    assert result.exit_code == 2 and f"{config}: field 'rollouts.group_size'" in result.output
