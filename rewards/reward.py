@@ -262,7 +262,7 @@ class RewardScorer:
         covered = [s for s in fb.key_stems if s in reply_stems]
         coverage = len(covered) / len(fb.key_stems)
         score = 2 * min(1.0, coverage / cfg.full_credit_coverage) - 1
-        copied = {g for g in zip(*(words[k:] for k in range(cfg.echo_ngram)), strict=False) if g in fb.ngrams}
+        copied = fb.ngrams.intersection(zip(*[words[k:] for k in range(cfg.echo_ngram)], strict=False))
         echo = len(copied) / len(fb.ngrams) if fb.ngrams else 0.0
         if echo > cfg.echo_threshold:
             return -1.0, (
