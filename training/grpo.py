@@ -29,7 +29,8 @@ class GRPOConfig:
     clip_eps: float = 0.2
     kl_coef: float = 0.02
     max_grad_norm: float = 1.0
-    # Sampling temperature of the rollouts: logprobs are computed on logits / temperature to match them.
+    # Logprobs are computed on logits / temperature; it must match how the behaviour logprobs were computed
+    # (1.0 for our policy server, which reports raw logprobs like vLLM), not the sampling temperature.
     temperature: float = 1.0
     micro_batch_size: int = 8
     adv_eps: float = 1e-6

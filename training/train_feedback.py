@@ -135,12 +135,6 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
     trainer.fit(feedback_response_agent, train_dataset=[{"id": "unused"}])
 
 
-def _write_json(path: Path, data: dict) -> None:
-    from training.outputs import write_json_atomic
-
-    write_json_atomic(path, data)
-
-
 # ---------------------------------------------------------------------------------------------------------
 @app.command("eval")
 def evaluate(
@@ -179,7 +173,14 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
 
     from al_integration.store import SqliteLightningStore
     from training.algorithm import EvalAlgorithm, llm_resource
-    from training.outputs import ProgressReporter, summarize_rewards, top_lessons, val_result, write_report
+    from training.outputs import (
+        ProgressReporter,
+        summarize_rewards,
+        top_lessons,
+        val_result,
+        write_json_atomic,
+        write_report,
+    )
 
     started = time.monotonic()
     mode = split if split in SPLITS else "test"
@@ -206,7 +207,7 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
                "reward_by_component": comps, "decisions": val.decisions, "answered": val.answered,
                "model": str(model_path or model_name or "default-policy"), "mubit_outages": report.outage_total,
                "wall_seconds": round(time.monotonic() - started, 1)}
-    _write_json(run_dir / "summary.json", summary)
+    write_json_atomic(run_dir / "summary.json", summary)
     write_report(run_dir / "report.md", f"Evaluation on {split}", summary, None, val,
                  top_lessons(run_dir / "mubit.db"), examples=3)
     typer.echo(json.dumps(summary))
@@ -283,7 +284,6 @@ def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | No
 
 def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks: list[dict],
            val_tasks: list[dict]) -> dict:
-    import copy
     import random
 
     import numpy as np
@@ -295,7 +295,14 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     from training.algorithm import FeedbackGRPO
     from training.checkpoint import restore_training_state, weights_sha256
     from training.grpo import GRPOConfig, GRPOLearner
-    from training.outputs import MetricsLog, ProgressReporter, plot_reward_curve, top_lessons, write_report
+    from training.outputs import (
+        MetricsLog,
+        ProgressReporter,
+        plot_reward_curve,
+        top_lessons,
+        write_json_atomic,
+        write_report,
+    )
 
     wall_started = time.monotonic()
     random.seed(cfg.seed)
@@ -305,13 +312,10 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     start_path = ckpt.model_dir if ckpt is not None else base_path
     tokenizer = AutoTokenizer.from_pretrained(start_path)
     policy_model = AutoModelForCausalLM.from_pretrained(start_path)
-    reference = copy.deepcopy(AutoModelForCausalLM.from_pretrained(base_path)) if cfg.grpo.kl_coef > 0 else None
-    g = cfg.grpo
+    reference = AutoModelForCausalLM.from_pretrained(base_path) if cfg.grpo.kl_coef > 0 else None  # the warm start
     learner = GRPOLearner(
         policy_model, reference,
-        GRPOConfig(lr=g.lr, kl_coef=g.kl_coef, clip_eps=g.clip_eps, max_grad_norm=g.max_grad_norm,
-                   # The server reports raw (temperature 1) logprobs, as vLLM does: the ratio compares those.
-                   micro_batch_size=g.micro_batch_size, temperature=1.0),
+        GRPOConfig(**cfg.grpo.model_dump()),  # temperature 1: the server reports raw logprobs, as vLLM does
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
     )
     start_step, elapsed_before = 0, 0.0
@@ -355,7 +359,7 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     }
     if summary["val_reward_before"] is not None:
         summary["val_reward_gain"] = summary["val_reward_after"] - summary["val_reward_before"]
-    _write_json(run_dir / "summary.json", summary)
+    write_json_atomic(run_dir / "summary.json", summary)
     plot_reward_curve(records, run_dir / "reward_curve.png")
     vals = algo.state.val
     if vals:
