@@ -11,7 +11,7 @@ Requests that arrive within a short window are micro-batched into ONE `model.gen
 Each row keeps its own sampling parameters and its own seeded generator: a per-row logits processor does
 the sampling and `generate` itself runs greedily over the one token the processor leaves. Logprobs are of
 the model's raw distribution (temperature 1, no top-p), as vLLM reports by default. `load_weights` swaps
-new weights in between two batches. Binds 127.0.0.1 only.
+new weights in between two batches. Binds 127.0.0.1 unless told otherwise.
 """
 
 import asyncio
@@ -101,7 +101,8 @@ class RowSampler(LogitsProcessor):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         step = input_ids.shape[1] - self.prompt_len
-        scores = scores.float()
+        device = scores.device  # sampling runs on the CPU: the rows' seeded generators live there
+        scores = scores.float().cpu()
         logprobs = torch.log_softmax(scores, dim=-1)
         probs = torch.softmax(scores / self.temperature.clamp_min(1e-6)[:, None], dim=-1)
         sorted_probs, order = probs.sort(dim=-1, descending=True)
@@ -120,7 +121,7 @@ class RowSampler(LogitsProcessor):
             self.top.append(logprobs.topk(self.k, dim=-1))
         only_chosen = torch.full_like(scores, float("-inf"))
         only_chosen[torch.arange(len(chosen)), chosen] = 0.0
-        return only_chosen
+        return only_chosen.to(device)
 
 
 @dataclass
@@ -141,10 +142,11 @@ class PolicyEngine:
         max_batch_size: int = 64,
         batch_window_s: float = 0.02,
         seed: int = 0,
+        device: torch.device | str = "cpu",
     ):
         if tokenizer.chat_template is None:
             raise PolicyLoadError(f"model '{model_name}': its tokenizer has no chat template")
-        self.model = model.eval()
+        self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.model_name = model_name
         self.max_batch_size = max_batch_size
@@ -167,14 +169,15 @@ class PolicyEngine:
         self._worker: threading.Thread | None = None
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, *, model_name: str | None = None, **kwargs) -> "PolicyEngine":
+    def from_pretrained(cls, path: str | Path, *, model_name: str | None = None, dtype: torch.dtype | None = None,
+                        **kwargs) -> "PolicyEngine":
         path = Path(path)
         if not (path / "config.json").is_file():
             raise PolicyLoadError(f"{path}: not a Hugging Face model directory (no config.json)")
         hf_logging.disable_progress_bar()  # loading a small checkpoint needs no bar
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModelForCausalLM.from_pretrained(path)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)
         except (OSError, ValueError, KeyError) as e:
             raise PolicyLoadError(f"{path}: cannot load the model: {str(e).splitlines()[0]}") from None
         return cls(model, tokenizer, model_name=model_name or path.name, **kwargs)
@@ -200,6 +203,7 @@ class PolicyEngine:
         for i, row in enumerate(rows):
             input_ids[i, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
             attention_mask[i, width - len(row.prompt_ids) :] = 1
+        input_ids, attention_mask = input_ids.to(self.model.device), attention_mask.to(self.model.device)
         max_new = max(r.max_tokens for r in rows)
         with self._lock:
             sampler = RowSampler(rows, width, self.stop_ids[0], self._rng)
@@ -488,10 +492,14 @@ class PolicyServer:
 
     with PolicyServer(PolicyEngine.from_pretrained(path)) as server:
         openai.OpenAI(base_url=server.endpoint, api_key="local")
+
+    `host="0.0.0.0"` serves other machines too (runners on other hosts); the endpoint then names this host.
     """
 
-    def __init__(self, engine: PolicyEngine, *, port: int = 0, startup_timeout_s: float = 30.0):
+    def __init__(self, engine: PolicyEngine, *, host: str = "127.0.0.1", port: int = 0,
+                 startup_timeout_s: float = 30.0):
         self.engine = engine
+        self.host = host
         self.port = port
         self.startup_timeout_s = startup_timeout_s
         self._server: uvicorn.Server | None = None
@@ -501,13 +509,14 @@ class PolicyServer:
     @property
     def endpoint(self) -> str:
         """The OpenAI base URL (ends in /v1), what `agl.LLM(endpoint=...)` takes."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        host = socket.getfqdn() if self.host == "0.0.0.0" else self.host
+        return f"http://{host}:{self.port}/v1"
 
     def start(self) -> "PolicyServer":
         self.engine.start()
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", self.port))
+        self._socket.bind((self.host, self.port))
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(create_app(self.engine), log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
@@ -519,7 +528,7 @@ class PolicyServer:
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"the policy server did not start on 127.0.0.1:{self.port}")
+                raise RuntimeError(f"the policy server did not start on {self.host}:{self.port}")
             time.sleep(0.01)
         return self
 

@@ -94,6 +94,18 @@ def test_behaviour_logprobs_are_used_for_the_ratio():
     assert learner.step(fresh)["clip_frac"] == 0.0  # no behaviour logprobs: ratio 1
 
 
+def test_padding_micro_batches_leave_the_update_unchanged():
+    """Under FSDP every rank runs the same number of micro-batches; the extra ones must add nothing."""
+    batch = [Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0), Sample("u", [3], [4], 0.5)]
+    plain, padded = tiny_model(), tiny_model()
+    config = GRPOConfig(lr=1e-2, kl_coef=0.0, micro_batch_size=2)
+    metrics = GRPOLearner(plain, None, config, pad_token_id=0).step(batch)
+    padded_metrics = GRPOLearner(padded, None, config, pad_token_id=0).step(batch, micro_batches=4)
+    assert metrics == padded_metrics
+    for p, q in zip(plain.parameters(), padded.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+
 def test_checkpoint_resume_is_exact(tmp_path):
     batch = [Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0)]
 
@@ -104,7 +116,7 @@ def test_checkpoint_resume_is_exact(tmp_path):
         if resume is not None:
             ckpt = latest_checkpoint(resume)
             model.load_state_dict(GPT2LMHeadModel.from_pretrained(ckpt.model_dir).state_dict())
-            restore_training_state(ckpt, learner.optimizer)
+            restore_training_state(ckpt, model, learner.optimizer)
             start = ckpt.step
         else:
             random.seed(1), np.random.seed(1), torch.manual_seed(1)
@@ -125,3 +137,17 @@ def test_checkpoint_resume_is_exact(tmp_path):
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint to resume from"):
         latest_checkpoint(tmp_path)
+
+
+def test_checkpoints_with_an_index_keyed_optimizer_still_resume(tmp_path):
+    """Checkpoints written before the name-keyed format hold `optimizer.state_dict()` as it is."""
+    model = tiny_model()
+    learner = GRPOLearner(model, None, GRPOConfig(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+    learner.step([Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0)])
+    path = save_checkpoint(tmp_path, 1, model, None, learner.optimizer, {"seed": 1})
+    torch.save(learner.optimizer.state_dict(), path / "optimizer.pt")
+    fresh = GRPOLearner(tiny_model(), None, GRPOConfig(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+    restore_training_state(latest_checkpoint(tmp_path), fresh.model, fresh.optimizer)
+    restored = fresh.optimizer.state_dict()["state"]
+    for index, state in learner.optimizer.state_dict()["state"].items():
+        assert torch.equal(restored[index]["exp_avg"], state["exp_avg"])

@@ -1,6 +1,7 @@
 """The training CLI's user mistakes: one line naming what is wrong, exit code 2, no traceback."""
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from training.train_feedback import app
@@ -9,8 +10,9 @@ runner = CliRunner()
 
 
 @pytest.mark.parametrize("args, message", [
-    (["oneclick", "--mode", "distributed"], "--mode distributed is not available yet"),
     (["oneclick", "--mode", "gpu"], "--mode must be cpu or distributed"),
+    (["oneclick", "--device", "cuda"], "--nproc, --device and --fsdp go with --mode distributed"),
+    (["oneclick", "--mode", "distributed", "--device", "tpu"], "--device must be one of cpu, cuda"),
     (["oneclick", "--config", "/nonexistent/oneclick.yaml"], "/nonexistent/oneclick.yaml: cannot read"),
     (["oneclick", "--resume", "/nonexistent/run"], "no checkpoint to resume from"),
     (["eval", "--split", "/nonexistent/tasks.jsonl"], "/nonexistent/tasks.jsonl: no such file"),
@@ -22,6 +24,14 @@ def test_mistakes_are_one_line_errors(args, message):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu_is_a_one_line_error():
+    result = runner.invoke(app, ["oneclick", "--mode", "distributed", "--device", "cuda"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --device cuda: torch ") and "sees no CUDA or ROCm GPU" in result.output
+    assert len(result.output.strip().splitlines()) == 1
 
 
 def test_bad_config_field_names_the_field(tmp_path):

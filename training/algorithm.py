@@ -1,10 +1,13 @@
 """GRPO and evaluation as Agent Lightning algorithms.
 
-Both run in the algorithm process, next to the policy server they publish as an `agl.LLM` resource.
+Both run in the algorithm process (rank 0 in `--mode distributed`). Each policy replica (one per learner
+process) is published as an `agl.LLM` resource, and rollout i of a batch is enqueued with replica
+i mod N's resources, so agl's runners spread their requests over all replicas.
 `FeedbackGRPO.run` per step: pick tasks, enqueue G rollouts of each (the GRPO group), wait, read each
-rollout's triplet and reward back from the store, one learner update, hot-swap the weights into the
-policy server; validation with fixed-seed sampling before training, every `val_every` steps and at the
-end; a checkpoint every `checkpoint_every` steps and when interrupted.
+rollout's triplet and reward back from the store, one policy update (training/policy_update.py: the
+learner step and the new weights into every replica); validation with fixed-seed sampling before
+training, every `val_every` steps and at the end; a checkpoint every `checkpoint_every` steps and when
+interrupted.
 
 Rollouts that governance does not answer (escalate / reject) carry no triplet and never enter a group
 (see agents/feedback_agent.py); the task pool is pre-governed so that no group is wasted on them.
@@ -20,11 +23,9 @@ from typing import Any
 
 import agentlightning as agl
 
-from al_integration.policy_server import PolicyEngine
-from training.checkpoint import save_checkpoint
 from training.config import RunConfig
-from training.grpo import GRPOLearner
 from training.outputs import MetricsLog, ProgressReporter, ValResult, summarize_rewards, val_result
+from training.policy_update import PolicyUpdate
 from training.rollouts import RolloutResult, enqueue, read_result, wait_all
 
 logger = logging.getLogger("training")
@@ -34,10 +35,16 @@ def llm_resource(endpoint: str, model: str, sampling: dict[str, Any]) -> agl.LLM
     return agl.LLM(endpoint=endpoint, model=model, sampling_parameters=sampling)
 
 
-async def run_rollouts(algo: agl.Algorithm, tasks: list[dict], *, mode: str, resources_id: str, copies: int,
+async def publish(store: agl.LightningStore, endpoints: list[str], model: str, sampling: dict[str, Any]) -> list[str]:
+    """One resources version per policy replica; returns their ids."""
+    return [(await store.add_resources({"llm": llm_resource(e, model, sampling)})).resources_id for e in endpoints]
+
+
+async def run_rollouts(algo: agl.Algorithm, tasks: list[dict], *, mode: str, resources_ids: list[str], copies: int,
                        config: agl.RolloutConfig, step: int, on_progress=None) -> list[RolloutResult]:
     store, adapter = algo.get_store(), algo.get_adapter()
-    ids = await enqueue(store, tasks, mode=mode, resources_id=resources_id, copies=copies, config=config, step=step)
+    ids = await enqueue(store, tasks, mode=mode, resources_ids=resources_ids, copies=copies, config=config,
+                        step=step)
     deadline = (config.timeout_seconds or 300) * config.max_attempts + 60
     finished = await wait_all(store, ids, deadline, on_progress)
     return [await read_result(store, adapter, r) for r in finished]
@@ -55,7 +62,7 @@ class EvalAlgorithm(agl.Algorithm):
 
     async def run(self, train_dataset=None, val_dataset=None) -> None:
         resources = await self.get_store().add_resources({"llm": self.llm})
-        self.results = await run_rollouts(self, self.tasks, mode=self.mode, resources_id=resources.resources_id,
+        self.results = await run_rollouts(self, self.tasks, mode=self.mode, resources_ids=[resources.resources_id],
                                           copies=1, config=self.rollout_config, step=0, on_progress=self.on_progress)
 
 
@@ -70,14 +77,13 @@ class TrainState:
 
 
 class FeedbackGRPO(agl.Algorithm):
-    def __init__(self, cfg: RunConfig, *, learner: GRPOLearner, engine: PolicyEngine, endpoint: str,
-                 tokenizer, train_tasks: list[dict], val_tasks: list[dict], run_dir, metrics: MetricsLog,
-                 progress: ProgressReporter, start_step: int = 0, elapsed_before: float = 0.0,
-                 validated_at_start: bool = False):
+    def __init__(self, cfg: RunConfig, *, update: PolicyUpdate, endpoints: list[str], model_name: str,
+                 train_tasks: list[dict], val_tasks: list[dict], metrics: MetricsLog, progress: ProgressReporter,
+                 start_step: int = 0, elapsed_before: float = 0.0, validated_at_start: bool = False):
         super().__init__()
-        self.cfg, self.learner, self.engine, self.endpoint, self.tokenizer = cfg, learner, engine, endpoint, tokenizer
+        self.cfg, self.update, self.endpoints, self.model_name = cfg, update, endpoints, model_name
         self.train_tasks, self.val_tasks = train_tasks, val_tasks
-        self.run_dir, self.metrics, self.progress = run_dir, metrics, progress
+        self.metrics, self.progress = metrics, progress
         self.start_step, self.elapsed_before = start_step, elapsed_before
         self.validated_at_start = validated_at_start  # a resumed run already validated its checkpointed step
         self.state = TrainState(last_step=start_step)
@@ -102,11 +108,9 @@ class FeedbackGRPO(agl.Algorithm):
         cfg, store = self.cfg, self.get_store()
         sampling = {"temperature": cfg.sampling.temperature, "top_p": cfg.sampling.top_p,
                     "max_tokens": cfg.sampling.max_tokens, "logprobs": True, "seed": cfg.seed}
-        model_name = self.engine.model_name
-        train_res = await store.add_resources({"llm": llm_resource(self.endpoint, model_name, sampling)})
-        val_res = await store.add_resources(
-            {"llm": llm_resource(self.endpoint, model_name, {**sampling, "seed": cfg.val_seed})})
-        self._val_resources_id = val_res.resources_id
+        train_ids = await publish(store, self.endpoints, self.model_name, sampling)
+        self._val_resources_ids = await publish(store, self.endpoints, self.model_name,
+                                                {**sampling, "seed": cfg.val_seed})
         started = self._started = time.monotonic()
         step = self.start_step
         last_saved = self.start_step
@@ -114,7 +118,7 @@ class FeedbackGRPO(agl.Algorithm):
             if not self.validated_at_start:
                 await self._validate(step, started)
             for step in range(self.start_step + 1, cfg.steps + 1):
-                await self._train_step(step, train_res.resources_id, started)
+                await self._train_step(step, train_ids, started)
                 self.state.last_step = step
                 if step % cfg.val_every == 0 or step == cfg.steps:
                     await self._validate(step, started)
@@ -129,18 +133,17 @@ class FeedbackGRPO(agl.Algorithm):
                                 "--resume")
             raise
 
-    async def _train_step(self, step: int, resources_id: str, started: float) -> None:
+    async def _train_step(self, step: int, resources_ids: list[str], started: float) -> None:
         cfg = self.cfg
         self.progress.phase(f"step {step}: rollouts")
         t0 = time.monotonic()
-        results = await run_rollouts(self, self._next_tasks(), mode="train", resources_id=resources_id,
+        results = await run_rollouts(self, self._next_tasks(), mode="train", resources_ids=resources_ids,
                                      copies=cfg.rollouts.group_size, config=self._rollout_config(), step=step)
         t1 = time.monotonic()
         self.state.rollouts += len(results)
         samples = [r.sample for r in results if r.sample is not None]
         self.progress.phase(f"step {step}: update on {len(samples)} samples")
-        learn = self.learner.step(samples) if samples else {}
-        self.engine.load_weights(self.learner.model.state_dict())  # every later rollout sees the new policy
+        learn = self.update.apply(samples) if samples else {}  # every later rollout sees the new policy
         t2 = time.monotonic()
         mean, std, comps = summarize_rewards(results)
         response_tokens = sum(len(s.response_ids) for s in samples)
@@ -159,8 +162,8 @@ class FeedbackGRPO(agl.Algorithm):
         if not self.val_tasks:
             return
         self.progress.phase(f"validation at step {step}")
-        results = await run_rollouts(self, self.val_tasks, mode="val", resources_id=self._val_resources_id, copies=1,
-                                     config=self._rollout_config(), step=step)
+        results = await run_rollouts(self, self.val_tasks, mode="val", resources_ids=self._val_resources_ids,
+                                     copies=1, config=self._rollout_config(), step=step)
         val = val_result(step, results)
         self.state.val.append(val)
         self.metrics.append({"step": step, "split": "val", "reward_mean": val.reward_mean,
@@ -169,6 +172,4 @@ class FeedbackGRPO(agl.Algorithm):
         self.progress.phase(f"validation at step {step}: reward {val.reward_mean:+.3f} over {val.answered} replies")
 
     def _save(self, step: int) -> None:
-        elapsed = self.elapsed_before + time.monotonic() - self._started
-        save_checkpoint(self.run_dir, step, self.learner.model, self.tokenizer, self.learner.optimizer,
-                        self.cfg.model_dump(mode="json"), {"elapsed_seconds": elapsed})
+        self.update.save(step, {"elapsed_seconds": self.elapsed_before + time.monotonic() - self._started})

@@ -3,6 +3,11 @@
 Layout: `DIR/checkpoints/step-000010/{model/, optimizer.pt, rng.pt, state.json}` plus `DIR/checkpoints/latest`
 (the name of the newest complete checkpoint). Each checkpoint is written into a temporary folder and
 renamed into place, and `latest` is replaced atomically, so a crash mid-save never leaves a broken one.
+
+Weights and optimizer state are stored whole (unsharded) and keyed by parameter name, through
+`torch.distributed.checkpoint.state_dict`: the same files come out of a plain model, DDP and FSDP, and load
+into any of them, so a checkpoint of `--mode cpu` resumes under `--mode distributed` and back. Under
+torch.distributed every rank calls `save_checkpoint` (FSDP gathers the shards) and rank 0 writes.
 """
 
 import hashlib
@@ -16,6 +21,13 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.distributed as dist
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    set_optimizer_state_dict,
+)
 
 
 class CheckpointError(ValueError):
@@ -43,6 +55,12 @@ def weights_sha256(state: dict[str, torch.Tensor], keys: list[str] | None = None
     return digest.hexdigest()
 
 
+def full_state_dict(model: torch.nn.Module, *, cpu: bool = False) -> dict[str, torch.Tensor]:
+    """The whole model's weights by parameter name, unwrapped from DDP and gathered from FSDP shards (a
+    collective then: every rank calls it). `cpu=True`: copies on the CPU, on rank 0 only."""
+    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=cpu))
+
+
 def rng_state() -> dict[str, Any]:
     state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
@@ -61,6 +79,11 @@ def set_rng_state(state: dict[str, Any]) -> None:
 def save_checkpoint(run_dir: Path, step: int, model, tokenizer, optimizer: torch.optim.Optimizer,
                     config: dict[str, Any], metrics: dict[str, Any] | None = None, keep: int = 2) -> Path:
     """Write checkpoint `step` and point `latest` at it; keep only the newest `keep` checkpoints."""
+    weights = full_state_dict(model, cpu=True)
+    optimizer_state = get_optimizer_state_dict(model, optimizer,
+                                               options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    if dist.is_initialized() and dist.get_rank() != 0:
+        return Path(run_dir) / "checkpoints" / f"step-{step:06d}"
     root = Path(run_dir) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     name = f"step-{step:06d}"
@@ -68,10 +91,10 @@ def save_checkpoint(run_dir: Path, step: int, model, tokenizer, optimizer: torch
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     unwrapped = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
-    unwrapped.save_pretrained(tmp / "model", safe_serialization=True)
+    unwrapped.save_pretrained(tmp / "model", state_dict=weights, safe_serialization=True)
     if tokenizer is not None:
         tokenizer.save_pretrained(tmp / "model")
-    torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    torch.save(optimizer_state, tmp / "optimizer.pt")
     torch.save(rng_state(), tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({"step": step, "config": config, "metrics": metrics or {}}, indent=2))
     final = root / name
@@ -103,7 +126,12 @@ def latest_checkpoint(run_dir: Path) -> Checkpoint:
         raise CheckpointError(f"{ckpt}: unreadable checkpoint state ({e})") from None
 
 
-def restore_training_state(ckpt: Checkpoint, optimizer: torch.optim.Optimizer) -> None:
-    """Load optimizer and RNG states (the weights are loaded from `ckpt.model_dir` by the caller)."""
-    optimizer.load_state_dict(torch.load(ckpt.path / "optimizer.pt", map_location="cpu", weights_only=True))
+def restore_training_state(ckpt: Checkpoint, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """Load optimizer and RNG states into `model`'s optimizer, plain, DDP or FSDP (the weights are loaded
+    from `ckpt.model_dir` by the caller)."""
+    state = torch.load(ckpt.path / "optimizer.pt", map_location="cpu", weights_only=True)
+    if any(isinstance(key, int) for key in state.get("state", {})):  # optimizer.state_dict() of older checkpoints
+        optimizer.load_state_dict(state)
+    else:
+        set_optimizer_state_dict(model, optimizer, state, options=StateDictOptions(full_state_dict=True))
     set_rng_state(torch.load(ckpt.path / "rng.pt", weights_only=False))

@@ -52,6 +52,13 @@ class MubitSection(_Strict):
     credit_modes: list[str] = ["train"]
 
 
+class DistributedSection(_Strict):
+    """`--mode distributed` only (training/distributed.py)."""
+
+    timeout_minutes: float = Field(60, gt=0)
+    policy_host: str = "127.0.0.1"
+
+
 class SmokeSection(_Strict):
     steps: int = 2
     val_every: int = 2
@@ -75,6 +82,7 @@ class RunConfig(_Strict):
     val_every: int = Field(10, ge=1)
     checkpoint_every: int = Field(10, ge=1)
     mubit: MubitSection = MubitSection()
+    distributed: DistributedSection = DistributedSection()
     smoke: SmokeSection = SmokeSection()
 
     def with_smoke(self) -> "RunConfig":

@@ -8,9 +8,10 @@ One update from a batch of finished rollouts:
     L_kl     = exp(logp_ref - logp_new) - (logp_ref - logp_new) - 1      (k3 estimator, to the warm start)
     loss     = mean_i [ mean_t (L_pg + beta * L_kl) ]
 
-The learner is plain torch on one `nn.Module`, so torchrun / DistributedDataParallel can wrap the model
-without changes here: gradients are accumulated over micro-batches (with DDP's `no_sync` on all but the
-last) and the loss is normalised by the global number of samples.
+The learner is plain torch on one `nn.Module`, so DistributedDataParallel or FSDP can wrap the model
+without changes here (training/distributed.py): gradients are accumulated over micro-batches (with DDP's
+`no_sync` on all but the last), advantages can be given for the whole batch when this process holds only a
+shard of it, and `loss_scale` makes the wrapper's gradient average equal the single-process gradient.
 """
 
 import contextlib
@@ -109,25 +110,55 @@ def grpo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Te
     return loss, stats
 
 
+@contextlib.contextmanager
+def _accumulating(model: nn.Module):
+    """Backward without the gradient all-reduce (DDP's `no_sync`, FSDP2's `set_requires_gradient_sync`): the
+    gradients of all micro-batches are reduced once, on the last one."""
+    if hasattr(model, "no_sync"):
+        with model.no_sync():
+            yield
+    elif hasattr(model, "set_requires_gradient_sync"):
+        model.set_requires_gradient_sync(False)
+        try:
+            yield
+        finally:
+            model.set_requires_gradient_sync(True)
+    else:
+        yield
+
+
 class GRPOLearner:
     """Owns the policy's optimizer and applies one GRPO update per call to `step`."""
 
     def __init__(self, model: nn.Module, ref_model: nn.Module | None, config: GRPOConfig, pad_token_id: int,
-                 device: torch.device | str = "cpu"):
-        self.model = model  # may be wrapped in DistributedDataParallel
+                 device: torch.device | str = "cpu", autocast_dtype: torch.dtype | None = None):
+        self.model = model  # may be wrapped in DistributedDataParallel or sharded by FSDP
         self.ref_model = ref_model
         self.config = config
         self.pad_token_id = pad_token_id
         self.device = torch.device(device)
+        self.autocast_dtype = autocast_dtype  # bf16 on GPUs that support it; logprobs are still taken in fp32
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         if ref_model is not None:
             ref_model.requires_grad_(False).eval()
 
-    def step(self, samples: list[Sample], global_batch_size: int | None = None) -> dict[str, float]:
-        """One optimizer step on `samples` (this process's share of the batch). Returns the logged metrics."""
+    def step(self, samples: list[Sample], advantages: torch.Tensor | None = None, loss_scale: float | None = None,
+             micro_batches: int = 0) -> dict[str, float]:
+        """One optimizer step on `samples`. Returns the logged metrics (means over `samples`).
+
+        Alone, `samples` is the whole batch. Under DDP / FSDP it is this rank's shard (training/distributed.py
+        `shard`): `advantages` then come from the whole batch (a group may span ranks), `loss_scale` is
+        world_size / global batch size (the wrapper averages gradients over ranks), and `micro_batches` is the
+        count every rank runs, since FSDP gathers parameters in each forward: passes past this rank's own
+        repeat its first micro-batch with weight 0. A rank with no sample passes one with `loss_scale` 0: its
+        passes still join the collectives and add nothing.
+        """
         cfg = self.config
-        total = global_batch_size or len(samples)
-        advantages = group_advantages([s.reward for s in samples], [s.group_id for s in samples], cfg.adv_eps)
+        if advantages is None:
+            advantages = group_advantages([s.reward for s in samples], [s.group_id for s in samples], cfg.adv_eps)
+        scale = 1.0 / max(len(samples), 1) if loss_scale is None else loss_scale
+        autocast = torch.autocast(self.device.type, dtype=self.autocast_dtype or torch.bfloat16,
+                                  enabled=self.autocast_dtype is not None)
         # Dropout off: the ratio must compare the same function that produced the behaviour logprobs.
         self.model.eval()
         self.optimizer.zero_grad(set_to_none=True)
@@ -135,21 +166,25 @@ class GRPOLearner:
         tokens = 0
         chunks = [list(range(i, min(i + cfg.micro_batch_size, len(samples))))
                   for i in range(0, len(samples), cfg.micro_batch_size)]
+        own = len(chunks)
+        chunks += [chunks[0]] * (micro_batches - own)
         for k, idx in enumerate(chunks):
             batch = [samples[i] for i in idx]
-            sync = contextlib.nullcontext() if k == len(chunks) - 1 or not hasattr(self.model, "no_sync") \
-                else self.model.no_sync()
-            with sync:
-                new_logp, mask = response_logprobs(self.model, batch, cfg.temperature, self.pad_token_id, self.device)
+            with contextlib.nullcontext() if k == len(chunks) - 1 else _accumulating(self.model):
+                with autocast:
+                    new_logp, mask = response_logprobs(self.model, batch, cfg.temperature, self.pad_token_id,
+                                                       self.device)
+                    ref_logp = None
+                    if self.ref_model is not None and cfg.kl_coef > 0:
+                        with torch.no_grad():
+                            ref_logp, _ = response_logprobs(self.ref_model, batch, cfg.temperature,
+                                                            self.pad_token_id, self.device)
                 old_logp = self._behaviour_logprobs(batch, new_logp)
-                ref_logp = None
-                if self.ref_model is not None and cfg.kl_coef > 0:
-                    with torch.no_grad():
-                        ref_logp, _ = response_logprobs(self.ref_model, batch, cfg.temperature, self.pad_token_id,
-                                                        self.device)
                 loss, stats = grpo_loss(new_logp, old_logp, ref_logp, advantages[idx].to(self.device), mask,
                                         cfg.clip_eps, cfg.kl_coef)
-                (loss / total).backward()
+                (loss * (scale if k < own else 0.0)).backward()
+            if k >= own:
+                continue
             sums["loss"] += loss.item()
             sums["kl"] += stats["kl"].item()
             sums["clip_frac"] += stats["clip_frac"].item()

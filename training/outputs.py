@@ -7,7 +7,8 @@ metrics.jsonl, one line per training step (and one per validation, with "split":
     step, split ("train"), reward_mean, reward_std, reward/<component> (means), loss, kl, clip_frac,
     grad_norm, adv_abs_mean, samples (rollouts with an LLM call), rollouts, response_tokens,
     tokens_per_s (response tokens generated per second of rollout time), rollouts_per_s, step_seconds,
-    elapsed_seconds (since the run started, resumes included).
+    elapsed_seconds (since the run started, resumes included), and in `--mode distributed` with DDP
+    replicas_in_sync (every rank holds the same weights after the update).
 """
 
 import json

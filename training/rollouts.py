@@ -41,14 +41,15 @@ class RolloutResult:
         return self.decision == "answer" and self.reply is not None
 
 
-async def enqueue(store: agl.LightningStore, tasks: list[dict], *, mode: str, resources_id: str, copies: int,
+async def enqueue(store: agl.LightningStore, tasks: list[dict], *, mode: str, resources_ids: list[str], copies: int,
                   config: agl.RolloutConfig, step: int) -> list[str]:
-    """`copies` rollouts of each task (a GRPO group); returns their ids in task order."""
+    """`copies` rollouts of each task (a GRPO group); returns their ids in task order. Rollout i runs against
+    `resources_ids[i % len(resources_ids)]`: one per policy replica, so requests spread over the replicas."""
     ids = []
     for task in tasks:
         for k in range(copies):
             rollout = await store.enqueue_rollout(
-                input=task, mode=mode, resources_id=resources_id, config=config,
+                input=task, mode=mode, resources_id=resources_ids[len(ids) % len(resources_ids)], config=config,
                 metadata={"task_id": task["id"], "step": step, "copy": k},
             )
             ids.append(rollout.rollout_id)

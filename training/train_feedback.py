@@ -1,15 +1,20 @@
 """The training CLI.
 
     python -m training.train_feedback oneclick [--output-dir DIR] [--steps N] [--smoke] [--resume DIR] ...
+    python -m training.train_feedback oneclick --mode distributed [--nproc N] [--device cuda|cpu] [--fsdp] ...
     python -m training.train_feedback eval [--split val] [--limit N] [--model PATH | --llm-endpoint URL --model NAME]
+    python -m training.train_feedback runners [--n-runners N]      # on another host, with AGL_* set (README)
 
 Both run the real stack in one process tree: the embedded Mubit engine and the policy server in this
 process, an agl Trainer with the client/server strategy, the SQLite store and the Mubit credit hook, and
-agl runner processes that execute `agents.feedback_agent.feedback_response_agent`.
+agl runner processes that execute `agents.feedback_agent.feedback_response_agent`. `--mode distributed`
+runs the learner in N torchrun processes, each serving a policy replica (training/distributed.py); rank 0
+holds everything else.
 """
 
 import json
 import logging
+import os
 import socket
 import sys
 import time
@@ -90,11 +95,11 @@ class Policy:
 
 
 @contextmanager
-def _serve_policy(path: Path):
+def _serve_policy(path: Path, device: Any = "cpu", dtype: Any = None, host: str = "127.0.0.1"):
     from al_integration.policy_server import PolicyEngine, PolicyServer
 
-    engine = PolicyEngine.from_pretrained(path, model_name="policy")
-    with PolicyServer(engine) as server:
+    engine = PolicyEngine.from_pretrained(path, model_name="policy", device=device, dtype=dtype)
+    with PolicyServer(engine, host=host) as server:
         yield Policy(path, server.endpoint, engine.model_name, engine)
 
 
@@ -125,12 +130,16 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
 
     from agents.feedback_agent import feedback_response_agent
 
+    # The store server: 127.0.0.1 on a free port, unless AGL_SERVER_HOST / AGL_SERVER_PORT say where runners
+    # on other hosts will connect (README, "Several machines").
+    host = os.environ.get("AGL_SERVER_HOST", "127.0.0.1")
+    port = int(os.environ.get("AGL_SERVER_PORT") or _free_port())
     trainer = agl.Trainer(
         algorithm=algorithm, n_runners=n_runners, store=store, hooks=[hook],
         # An idle runner polls the queue every 5 s by default: far too slow for rollouts of a second or two.
         runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
-        strategy=agl.ClientServerExecutionStrategy(n_runners=n_runners, server_host="127.0.0.1",
-                                                   server_port=_free_port()),
+        strategy=agl.ClientServerExecutionStrategy(role="both", n_runners=n_runners, server_host=host,
+                                                   server_port=port),
     )
     trainer.fit(feedback_response_agent, train_dataset=[{"id": "unused"}])
 
@@ -228,15 +237,28 @@ def oneclick(
     seed: Annotated[int | None, typer.Option(help="Overrides the config's seed.")] = None,
     smoke: Annotated[bool, typer.Option(help="A minimal run (few tasks, 2 steps), as CI runs it.")] = False,
     model: Annotated[Path | None, typer.Option(help="A local HF causal LM instead of the default policy.")] = None,
-    mode: Annotated[str, typer.Option(help="cpu, or distributed (torchrun).")] = "cpu",
+    mode: Annotated[str, typer.Option(help="cpu (one process) or distributed (torchrun, a process per device).")]
+    = "cpu",
+    nproc: Annotated[int | None, typer.Option(min=1, help="distributed: processes on this host (default: one per "
+                                              "GPU with --device cuda, 2 with --device cpu).")] = None,
+    device: Annotated[str, typer.Option(help="distributed: cuda (CUDA or ROCm GPUs, nccl) or cpu (gloo).")] = "cpu",
+    fsdp: Annotated[bool, typer.Option(help="distributed: shard the model with FSDP instead of replicating it "
+                                       "with DDP.")] = False,
 ) -> None:
     """Train the policy with GRPO (the product's main job) and write the run's outputs."""
     _setup_logging()
+    from training.distributed import DistributedSetupError, check_device, torchrun_env
+
+    worker = mode == "distributed" and torchrun_env()  # started by torchrun: one rank of the learner
     try:
         if mode not in ("cpu", "distributed"):
             raise UserError(f"--mode must be cpu or distributed, got {mode!r}")
+        if mode == "cpu" and (nproc is not None or device != "cpu" or fsdp):
+            raise UserError("--nproc, --device and --fsdp go with --mode distributed")
         if mode == "distributed":
-            raise UserError("--mode distributed is not available yet (it lands with issue #8); use --mode cpu")
+            nproc = check_device(device, nproc)
+        if worker and output_dir is None and resume is None:
+            raise UserError("under torchrun, give --output-dir or --resume: every rank must use the same run directory")
         cfg, run_dir, ckpt = _prepare_run(config, resume, output_dir)
         if smoke:
             cfg = cfg.with_smoke()
@@ -250,21 +272,64 @@ def oneclick(
             raise UserError(f"{resume}: checkpoint is at step {ckpt.step}, past --steps {cfg.steps}")
         if model is not None and not (model / "config.json").is_file():
             raise UserError(f"{model}: not a local Hugging Face model directory (no config.json)")
-        train_tasks, _ = _governed_tasks(cfg.data.train, None)
-        val_tasks, _ = _governed_tasks(cfg.data.val, cfg.data.val_limit)
-        if not train_tasks:
-            raise UserError(f"{cfg.data.train}: no task that governance lets through to the agent")
-    except (UserError, RunConfigError, DatasetError) as e:
+        if mode == "distributed" and not worker:  # a bad data file fails here, once, not in every rank
+            for source in (cfg.data.train, cfg.data.val):
+                list(load_feedback(source))
+    except (UserError, RunConfigError, DatasetError, DistributedSetupError) as e:
         _fail(str(e))
+    if mode == "distributed" and not worker:
+        _policy_path(cfg, model)  # builds the default policy once, before N processes look for it
+        argv = _worker_argv(run_dir, resume is not None, steps, config, seed, smoke, model, device, fsdp)
+        from training.distributed import launch
+
+        code = launch(argv, nproc)
+        summary_path = run_dir / "summary.json"
+        if code == 0 and summary_path.is_file() and json.loads(summary_path.read_text()).get("interrupted"):
+            code = 130  # rank 0 stopped cleanly on Ctrl-C (exit 0, so torchrun reports no failure)
+        raise typer.Exit(code=code)
+
     from training.checkpoint import CheckpointError
 
+    ctx = None
+    if worker:
+        from training.distributed import handle_interrupts, init_distributed
+
+        ctx = init_distributed(device, cfg.distributed.timeout_minutes)
+        handle_interrupts(ctx)
+    train_tasks, val_tasks = [], []
+    if ctx is None or ctx.is_main:  # only the algorithm needs tasks
+        try:
+            train_tasks, _ = _governed_tasks(cfg.data.train, None)
+            val_tasks, _ = _governed_tasks(cfg.data.val, cfg.data.val_limit)
+            if not train_tasks:
+                raise UserError(f"{cfg.data.train}: no task that governance lets through to the agent")
+        except (UserError, DatasetError) as e:
+            _fail(str(e))
     try:
-        summary = _train(cfg, run_dir, ckpt, model, train_tasks, val_tasks)
+        summary = _train(cfg, run_dir, ckpt, model, train_tasks, val_tasks, ctx, fsdp)
     except CheckpointError as e:
         _fail(str(e))
+    finally:
+        if ctx is not None:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+    if summary is None:  # a rank > 0: rank 0 writes the outputs
+        return
     typer.echo(json.dumps(summary))
-    if summary["interrupted"]:
+    if summary["interrupted"] and ctx is None:  # under torchrun the launcher exits 130
         raise typer.Exit(code=130)
+
+
+def _worker_argv(run_dir: Path, resume: bool, steps: int | None, config: Path | None, seed: int | None, smoke: bool,
+                 model: Path | None, device: str, fsdp: bool) -> list[str]:
+    """The command line each torchrun worker runs: this one, with the run directory fixed for every rank."""
+    argv = ["oneclick", "--mode", "distributed", "--device", device, "--resume" if resume else "--output-dir",
+            str(run_dir)]
+    for flag, value in (("--steps", steps), ("--config", config), ("--seed", seed), ("--model", model)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + ["--smoke"] * smoke + ["--fsdp"] * fsdp
 
 
 def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | None):
@@ -282,85 +347,140 @@ def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | No
     return cfg, resume, ckpt
 
 
+def _policy_path_once(cfg: RunConfig, model: Path | None, ctx) -> Path:
+    """Under torchrun, the first process of each host builds the default policy if needed; the others wait."""
+    if ctx is None:
+        return _policy_path(cfg, model)
+    import torch.distributed as dist
+
+    path = _policy_path(cfg, model) if ctx.local_rank == 0 else None
+    dist.barrier(group=ctx.control)
+    return path or _policy_path(cfg, model)
+
+
 def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks: list[dict],
-           val_tasks: list[dict]) -> dict:
+           val_tasks: list[dict], ctx=None, fsdp: bool = False) -> dict | None:
+    """Train alone (`ctx` None) or as one rank of the distributed learner. Returns the summary on the process
+    that ran the algorithm, None on the other ranks."""
     import random
 
     import numpy as np
     import torch
+    import torch.distributed as dist
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from al_integration.store import SqliteLightningStore
-    from training.algorithm import FeedbackGRPO
     from training.checkpoint import restore_training_state, weights_sha256
+    from training.distributed import DistributedPolicyUpdate, bf16_autocast, wrap_model
     from training.grpo import GRPOConfig, GRPOLearner
-    from training.outputs import (
-        MetricsLog,
-        ProgressReporter,
-        plot_reward_curve,
-        top_lessons,
-        write_json_atomic,
-        write_report,
-    )
+    from training.policy_update import PolicyUpdate
 
     wall_started = time.monotonic()
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    base_path = _policy_path(cfg, model)
+    device = ctx.device if ctx is not None else torch.device("cpu")
+    base_path = _policy_path_once(cfg, model, ctx)
     start_path = ckpt.model_dir if ckpt is not None else base_path
     tokenizer = AutoTokenizer.from_pretrained(start_path)
     policy_model = AutoModelForCausalLM.from_pretrained(start_path)
-    reference = AutoModelForCausalLM.from_pretrained(base_path) if cfg.grpo.kl_coef > 0 else None  # the warm start
-    learner = GRPOLearner(
-        policy_model, reference,
-        GRPOConfig(**cfg.grpo.model_dump()),  # temperature 1: the server reports raw logprobs, as vLLM does
-        pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
-    )
-    start_step, elapsed_before = 0, 0.0
     saved_keys = list(load_file(start_path / "model.safetensors")) if (start_path / "model.safetensors").exists() \
         else None
     start_sha = weights_sha256(policy_model.state_dict(), saved_keys)
+    reference = None
+    if cfg.grpo.kl_coef > 0:  # the warm start
+        reference = AutoModelForCausalLM.from_pretrained(base_path).to(device)
+    autocast = bf16_autocast(device)
+    learner = GRPOLearner(
+        wrap_model(policy_model, ctx, fsdp) if ctx is not None else policy_model, reference,
+        GRPOConfig(**cfg.grpo.model_dump()),  # temperature 1: the server reports raw logprobs, as vLLM does
+        pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+        device=device, autocast_dtype=autocast,
+    )
+    start_step, elapsed_before = 0, 0.0
     if ckpt is not None:
-        restore_training_state(ckpt, learner.optimizer)  # also the RNG states: task sampling continues exactly
+        restore_training_state(ckpt, learner.model, learner.optimizer)  # and the RNG states: task sampling continues
         start_step, elapsed_before = ckpt.step, float(ckpt.metrics.get("elapsed_seconds", 0.0))
         logger.info("resuming %s from step %d", run_dir, start_step)
-    metrics = MetricsLog(run_dir / "metrics.jsonl", resume_after_step=start_step if ckpt is not None else None)
-    if ckpt is None and metrics.path.exists():
+    host = cfg.distributed.policy_host if ctx is not None else "127.0.0.1"
+    with _serve_policy(start_path, device, autocast, host) as policy:
+        update = PolicyUpdate(learner, policy.engine, tokenizer, run_dir, cfg.model_dump(mode="json"))
+        endpoints = [policy.endpoint]
+        if ctx is not None:
+            update = DistributedPolicyUpdate(update, ctx)
+            endpoints = [None] * ctx.world_size
+            dist.all_gather_object(endpoints, policy.endpoint, group=ctx.control)
+            if not ctx.is_main:
+                update.follow()  # until rank 0 says stop
+                return None
+        try:
+            algo, outages = _run_algorithm(cfg, run_dir, update, endpoints, policy.model_name, train_tasks,
+                                           val_tasks, start_step, elapsed_before)
+        finally:
+            update.close()
+
+    summary = _summary(cfg, run_dir, algo, outages, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
+    summary.update({"model": str(base_path), "resumed_from_step": start_step if ckpt is not None else None,
+                    "start_weights_sha256": start_sha})
+    _write_outputs(run_dir, algo, summary)
+    return summary
+
+
+def _run_algorithm(cfg: RunConfig, run_dir: Path, update, endpoints: list[str], model_name: str,
+                   train_tasks: list[dict], val_tasks: list[dict], start_step: int, elapsed_before: float):
+    """FeedbackGRPO inside an agl Trainer with the store, the runners and the Mubit credit loop."""
+    from al_integration.store import SqliteLightningStore
+    from training.algorithm import FeedbackGRPO
+    from training.outputs import MetricsLog, ProgressReporter
+
+    metrics = MetricsLog(run_dir / "metrics.jsonl", resume_after_step=start_step if start_step else None)
+    if not start_step and metrics.path.exists():
         metrics.path.unlink()
     validated_at_start = any(r.get("split") == "val" and r.get("step") == start_step for r in metrics.records())
     progress = ProgressReporter(cfg.steps, first_step=start_step)
-    with _credit_loop(cfg, run_dir, credit_modes=cfg.mubit.credit_modes) as loop, _serve_policy(start_path) as policy:
-        algo = FeedbackGRPO(cfg, learner=learner, engine=policy.engine, endpoint=policy.endpoint, tokenizer=tokenizer,
-                            train_tasks=train_tasks, val_tasks=val_tasks, run_dir=run_dir, metrics=metrics,
-                            progress=progress, start_step=start_step, elapsed_before=elapsed_before,
-                            validated_at_start=validated_at_start)
+    with _credit_loop(cfg, run_dir, credit_modes=cfg.mubit.credit_modes) as loop:
+        algo = FeedbackGRPO(cfg, update=update, endpoints=endpoints, model_name=model_name, train_tasks=train_tasks,
+                            val_tasks=val_tasks, metrics=metrics, progress=progress, start_step=start_step,
+                            elapsed_before=elapsed_before, validated_at_start=validated_at_start)
         try:
             _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
         except KeyboardInterrupt:  # Ctrl-C: the algorithm saved a checkpoint; write what the run has so far
             algo.state.interrupted = True
         finally:
             progress.close()
-        outages = loop.report().outage_total
+        return algo, loop.report().outage_total
 
-    records = metrics.records()
+
+def _summary(cfg: RunConfig, run_dir: Path, algo, outages: int, ctx, fsdp: bool, wall_seconds: float) -> dict:
+    from training.outputs import MetricsLog
+
+    records = MetricsLog(run_dir / "metrics.jsonl").records()
     val_records = [r for r in records if r.get("split") == "val"]
     summary = {
         "val_reward_before": val_records[0]["reward_mean"] if val_records else None,
         "val_reward_after": val_records[-1]["reward_mean"] if val_records else None,
         "steps": algo.state.last_step,
-        "wall_seconds": round(elapsed_before + time.monotonic() - wall_started, 1),
+        "wall_seconds": round(wall_seconds, 1),
         "rollouts": sum(r.get("rollouts", 0) for r in records if r.get("split") == "train"),
         "mubit_outages": outages,
         "interrupted": algo.state.interrupted,
-        "seed": cfg.seed, "mode": "cpu", "device": "cpu", "world_size": 1, "model": str(base_path),
-        "resumed_from_step": start_step if ckpt is not None else None, "start_weights_sha256": start_sha,
+        "seed": cfg.seed,
+        "mode": "cpu" if ctx is None else "distributed",
+        "device": "cpu" if ctx is None else ctx.device.type,
+        "world_size": 1 if ctx is None else ctx.world_size,
+        "backend": None if ctx is None else ctx.backend,
+        "sharding": None if ctx is None else ("fsdp" if fsdp else "ddp"),
     }
     if summary["val_reward_before"] is not None:
         summary["val_reward_gain"] = summary["val_reward_after"] - summary["val_reward_before"]
+    return summary
+
+
+def _write_outputs(run_dir: Path, algo, summary: dict) -> None:
+    from training.outputs import MetricsLog, plot_reward_curve, top_lessons, write_json_atomic, write_report
+
     write_json_atomic(run_dir / "summary.json", summary)
-    plot_reward_curve(records, run_dir / "reward_curve.png")
+    plot_reward_curve(MetricsLog(run_dir / "metrics.jsonl").records(), run_dir / "reward_curve.png")
     vals = algo.state.val
     if vals:
         write_report(run_dir / "report.md", "GRPO training run", summary, vals[0] if len(vals) > 1 else None,
@@ -369,7 +489,47 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
         logger.info("interrupted after step %d; continue with: --resume %s", algo.state.last_step, run_dir)
     else:
         logger.info("run finished: %s", run_dir)
-    return summary
+
+# ---------------------------------------------------------------------------------------------------------
+@app.command()
+def runners(
+    n_runners: Annotated[int, typer.Option(min=1, help="Runner processes on this host.")] = 4,
+    config: Annotated[Path | None, typer.Option(help="Run config YAML (default configs/oneclick.yaml); its Mubit "
+                                                "config is used.")] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where this host keeps its Mubit outage log.")] = Path("runs/runners"),
+) -> None:
+    """Extra rollout workers on another host for a running `oneclick`: agl's client-server strategy with
+    AGL_CURRENT_ROLE=runner connects to the training host's store server at AGL_SERVER_HOST:AGL_SERVER_PORT
+    and executes the agent's rollouts until stopped (Ctrl-C)."""
+    _setup_logging()
+    from al_integration.mubit_config import ConfigError, load_mubit_config
+
+    try:
+        cfg = load_run_config(config)
+        unset = [name for name in ("AGL_SERVER_HOST", "AGL_SERVER_PORT") if not os.environ.get(name)]
+        if unset or os.environ.get("AGL_CURRENT_ROLE") != "runner":
+            raise UserError("runners: set AGL_CURRENT_ROLE=runner and AGL_SERVER_HOST / AGL_SERVER_PORT to the "
+                            "training host's store server")
+        mubit_path = cfg.resolve(cfg.mubit.config)
+        if not (load_mubit_config(mubit_path).endpoint and os.environ.get("MUBIT_API_KEY")):
+            raise UserError(f"runners: lessons are recalled and credited on this host, so it needs a Mubit every "
+                            f"host reaches: set endpoint: in {mubit_path} and MUBIT_API_KEY")
+    except (UserError, RunConfigError, ConfigError) as e:
+        _fail(str(e))
+    import agentlightning as agl
+
+    from agents.feedback_agent import feedback_response_agent
+
+    with _credit_loop(cfg, log_dir, credit_modes=cfg.mubit.credit_modes) as loop:
+        trainer = agl.Trainer(n_runners=n_runners, hooks=[loop.hook],
+                              runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
+                              strategy=agl.ClientServerExecutionStrategy(n_runners=n_runners))  # role etc. from env
+        logger.info("%d runners for the store server at %s:%s", n_runners, os.environ["AGL_SERVER_HOST"],
+                    os.environ["AGL_SERVER_PORT"])
+        try:
+            trainer.fit(feedback_response_agent)
+        except KeyboardInterrupt:
+            logger.info("runners stopped")
 
 
 if __name__ == "__main__":
