@@ -294,7 +294,10 @@ def oneclick(
     if worker:
         from training.distributed import handle_interrupts, init_distributed
 
-        ctx = init_distributed(device, cfg.distributed.timeout_minutes)
+        try:  # under a torchrun started by hand, more processes than GPUs fail here
+            ctx = init_distributed(device, cfg.distributed.timeout_minutes)
+        except DistributedSetupError as e:
+            _fail(str(e))
         handle_interrupts(ctx)
     train_tasks, val_tasks = [], []
     if ctx is None or ctx.is_main:  # only the algorithm needs tasks
