@@ -180,8 +180,9 @@ def shard(samples: list[Sample], rank: int, world_size: int, micro_batch_size: i
 
 
 def weights_fingerprint(model: nn.Module) -> list[float]:
-    """Per-parameter float64 sums: equal on every rank exactly when the replicas hold the same weights."""
-    return [float(p.detach().double().sum()) for p in model.parameters()]
+    """Per-parameter float64 sums: equal on every rank exactly when the replicas hold the same weights
+    (one device-to-host copy for all of them)."""
+    return torch.stack([p.detach().double().sum() for p in model.parameters()]).tolist()
 
 
 def _combine(parts: list[tuple[dict[str, float], int]]) -> dict[str, float]:
@@ -203,9 +204,10 @@ class DistributedPolicyUpdate:
     """`PolicyUpdate` over all ranks. Rank 0's algorithm calls `apply` / `save` / `close`; the other ranks sit
     in `follow` and do the same collective work when rank 0's command arrives."""
 
-    def __init__(self, local: "PolicyUpdate", ctx: DistContext, check_sync: bool = True):
+    def __init__(self, local: "PolicyUpdate", ctx: DistContext):
         self.local, self.ctx = local, ctx
-        self.check_sync = check_sync and isinstance(local.learner.model, DistributedDataParallel)
+        # FSDP ranks hold different shards by design: only DDP replicas can be compared
+        self.check_sync = isinstance(local.learner.model, DistributedDataParallel)
 
     # -- rank 0 ---------------------------------------------------------------------------------------------
     def apply(self, samples: list[Sample]) -> dict[str, float]:

@@ -422,10 +422,13 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
         finally:
             update.close()
 
-    summary = _summary(cfg, run_dir, algo, outages, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
+    from training.outputs import MetricsLog
+
+    records = MetricsLog(run_dir / "metrics.jsonl").records()
+    summary = _summary(cfg, records, algo, outages, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
     summary.update({"model": str(base_path), "resumed_from_step": start_step if ckpt is not None else None,
                     "start_weights_sha256": start_sha})
-    _write_outputs(run_dir, algo, summary)
+    _write_outputs(run_dir, records, algo, summary)
     return summary
 
 
@@ -454,10 +457,7 @@ def _run_algorithm(cfg: RunConfig, run_dir: Path, update, endpoints: list[str], 
         return algo, loop.report().outage_total
 
 
-def _summary(cfg: RunConfig, run_dir: Path, algo, outages: int, ctx, fsdp: bool, wall_seconds: float) -> dict:
-    from training.outputs import MetricsLog
-
-    records = MetricsLog(run_dir / "metrics.jsonl").records()
+def _summary(cfg: RunConfig, records: list[dict], algo, outages: int, ctx, fsdp: bool, wall_seconds: float) -> dict:
     val_records = [r for r in records if r.get("split") == "val"]
     summary = {
         "val_reward_before": val_records[0]["reward_mean"] if val_records else None,
@@ -479,11 +479,11 @@ def _summary(cfg: RunConfig, run_dir: Path, algo, outages: int, ctx, fsdp: bool,
     return summary
 
 
-def _write_outputs(run_dir: Path, algo, summary: dict) -> None:
-    from training.outputs import MetricsLog, plot_reward_curve, top_lessons, write_json_atomic, write_report
+def _write_outputs(run_dir: Path, records: list[dict], algo, summary: dict) -> None:
+    from training.outputs import plot_reward_curve, top_lessons, write_json_atomic, write_report
 
     write_json_atomic(run_dir / "summary.json", summary)
-    plot_reward_curve(MetricsLog(run_dir / "metrics.jsonl").records(), run_dir / "reward_curve.png")
+    plot_reward_curve(records, run_dir / "reward_curve.png")
     vals = algo.state.val
     if vals:
         write_report(run_dir / "report.md", "GRPO training run", summary, vals[0] if len(vals) > 1 else None,
