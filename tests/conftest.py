@@ -1,9 +1,13 @@
 """Shared test fixtures. Importing `al_integration` first applies the product's offline defaults."""
 
+import json
+from pathlib import Path
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import al_integration  # noqa: F401
+from training.data import DATA_DIR, SPLITS
 
 
 @pytest.fixture(scope="module")
@@ -14,3 +18,27 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def _injected_values() -> set[str]:
+    values = set()
+    for split in SPLITS:
+        for line in (DATA_DIR / f"feedback_{split}.jsonl").read_text().splitlines():
+            values |= {p["value"] for p in json.loads(line)["pii"] if p["type"] != "LOCATION"}
+    return values
+
+
+@pytest.fixture
+def assert_no_raw_pii():
+    """Checks that a run directory holds none of the personal data injected into the dataset, in any file."""
+
+    def check(run_dir: Path) -> None:
+        values = [v.encode() for v in _injected_values()]
+        files = [p for p in run_dir.rglob("*") if p.is_file()]
+        assert files
+        for path in files:
+            data = path.read_bytes()
+            leaked = [v.decode() for v in values if v in data]
+            assert not leaked, f"{path} holds raw personal data: {leaked[:3]}"
+
+    return check

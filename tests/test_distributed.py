@@ -81,7 +81,7 @@ def replica_endpoints(db: Path) -> dict[str, set[str]]:
 
 
 @pytest.mark.slow
-def test_oneclick_distributed_smoke_then_resume_in_cpu_mode(tmp_path):
+def test_oneclick_distributed_smoke_then_resume_in_cpu_mode(tmp_path, assert_no_raw_pii):
     out = tmp_path / "run"
     summary, log = cli("oneclick", "--mode", "distributed", "--device", "cpu", "--nproc", "2", "--smoke",
                        "--output-dir", str(out))
@@ -104,6 +104,7 @@ def test_oneclick_distributed_smoke_then_resume_in_cpu_mode(tmp_path):
     assert resumed["resumed_from_step"] == 2 and resumed["steps"] == 3
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records if r["split"] == "train"] == [1, 2, 3]
+    assert_no_raw_pii(out)
 
 
 @pytest.mark.slow

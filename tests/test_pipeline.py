@@ -15,7 +15,6 @@ import pytest
 from safetensors.torch import load_file
 
 from training.checkpoint import weights_sha256
-from training.data import DATA_DIR, SPLITS
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
@@ -26,24 +25,6 @@ def cli(*args: str, timeout: int = 900) -> dict:
                           text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def injected_values() -> set[str]:
-    values = set()
-    for split in SPLITS:
-        for line in (DATA_DIR / f"feedback_{split}.jsonl").read_text().splitlines():
-            values |= {p["value"] for p in json.loads(line)["pii"] if p["type"] != "LOCATION"}
-    return values
-
-
-def assert_no_raw_pii(run_dir: Path) -> None:
-    values = [v.encode() for v in injected_values()]
-    files = [p for p in run_dir.rglob("*") if p.is_file()]
-    assert files
-    for path in files:
-        data = path.read_bytes()
-        leaked = [v.decode() for v in values if v in data]
-        assert not leaked, f"{path} holds raw personal data: {leaked[:3]}"
 
 
 def store_rollouts(db: Path) -> list[dict]:
@@ -60,7 +41,7 @@ def credited_outcomes(db: Path) -> int:
         return conn.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0]
 
 
-def test_eval_writes_store_mubit_summary_and_no_pii(tmp_path):
+def test_eval_writes_store_mubit_summary_and_no_pii(tmp_path, assert_no_raw_pii):
     out = tmp_path / "eval"
     summary = cli("eval", "--split", "val", "--limit", "16", "--output-dir", str(out))
     assert summary["split"] == "val" and summary["n"] == 16
@@ -77,7 +58,7 @@ def test_eval_writes_store_mubit_summary_and_no_pii(tmp_path):
     assert_no_raw_pii(out)
 
 
-def test_oneclick_smoke_stop_and_resume(tmp_path):
+def test_oneclick_smoke_stop_and_resume(tmp_path, assert_no_raw_pii):
     out = tmp_path / "run"
     first = cli("oneclick", "--smoke", "--steps", "1", "--output-dir", str(out))
     assert first["steps"] == 1
