@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from al_integration.config_files import load_yaml_model
 from al_integration.mubit_local.ranking import RankingWeights
+from common.config_files import load_yaml_model
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "mubit.yaml"

@@ -7,11 +7,12 @@ and must never reach Mubit: it would hand the answer to credit assignment.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from mubit_agent_lightning import MubitControlClient
+
+from common.jsonl import JsonlError, read_jsonl
 
 SEED_SOURCE = "seed"
 
@@ -40,21 +41,18 @@ class SeedLoadResult:
 
 def read_seed_lessons(path: str | Path) -> list[SeedLesson]:
     path = Path(path)
+    if not path.is_file():
+        raise SeedLessonError(f"{path}: file not found")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise SeedLessonError(f"{path}: file not found") from None
+        lines = read_jsonl(path)
+    except JsonlError as exc:
+        raise SeedLessonError(str(exc)) from None
     lessons: list[SeedLesson] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SeedLessonError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise SeedLessonError(f"{path}:{number}: expected a JSON object")
+    for line in lines:
+        number, record = line.number, line.value
+        if line.error:
+            raise SeedLessonError(f"{line.where(path)}: {line.error}")
         for field in ("id", "text"):
             if not isinstance(record.get(field), str) or not record[field].strip():
                 raise SeedLessonError(f"{path}:{number}: field '{field}' must be a non-empty string")

@@ -76,7 +76,7 @@ def worker(model_path: str, device_kind: str, batch_per_rank: int, steps: int, w
     import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from al_integration.policy_server import PolicyEngine
+    from policy.server import PolicyEngine
     from training.distributed import DistributedPolicyUpdate, bf16_autocast, init_distributed, wrap_model
     from training.grpo import GRPOConfig, GRPOLearner
     from training.policy_update import PolicyUpdate
@@ -144,8 +144,8 @@ def measure(nproc: int, args: tuple) -> dict[str, Any]:
 
 
 def default_model() -> Path:
+    from policy.tiny import ensure_default_policy
     from training.config import load_run_config
-    from training.policy_model import ensure_default_policy
 
     cfg = load_run_config()
     return ensure_default_policy(cfg.resolve(cfg.policy.build_config))

@@ -15,10 +15,10 @@ import openai
 
 import al_integration  # noqa: F401  (offline defaults first)
 from agents.prompt import build_messages
-from al_integration.policy_server import PolicyEngine, PolicyServer
-from training.data import load_feedback, load_lessons
-from training.policy_data import redact_listed_pii, sentiment_label
-from training.policy_model import ensure_default_policy, load_policy_config
+from data import load_feedback, load_lessons
+from policy.server import PolicyEngine, PolicyServer
+from policy.tiny import ensure_default_policy, load_policy_config
+from policy.tiny_data import governed_feedback
 
 
 def main() -> None:
@@ -30,11 +30,8 @@ def main() -> None:
     sampling = load_policy_config().sampling
     lessons = [lesson.text for lesson in load_lessons()][:3]
     tasks = [t for t in load_feedback("val") if t["expected_action"] == "answer"]
-    prompts = []
-    for i in range(args.requests):
-        task = tasks[i % len(tasks)]
-        feedback = redact_listed_pii(task["feedback"], task["pii"])
-        prompts.append(build_messages(feedback, sentiment_label(feedback), lessons))
+    governed = governed_feedback(tasks)  # redacted text and sentiment label, as the agent sees them
+    prompts = [build_messages(*governed[tasks[i % len(tasks)]["feedback"]], lessons) for i in range(args.requests)]
 
     engine = PolicyEngine.from_pretrained(ensure_default_policy(), model_name="policy")
     with PolicyServer(engine) as server, openai.OpenAI(base_url=server.endpoint, api_key="local") as client:

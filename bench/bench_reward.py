@@ -12,8 +12,8 @@ import time
 
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
+from data import DATA_DIR, SPLITS
 from rewards import RewardScorer, load_config
-from training.data import DATA_DIR, SPLITS
 
 
 def pairs() -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+from common.sentiment import default_labeller
 
 SPLITS = {"train": 0.70, "val": 0.15, "test": 0.15}
 
@@ -518,10 +518,9 @@ def _inject_pii(rng: random.Random) -> tuple[str, str, list[dict]]:
     return " ".join(before), " ".join(after), pii
 
 
-def _vader_label(text: str, vader: SentimentIntensityAnalyzer) -> str:
-    """The feedback's sentiment as the reward reads it (VADER's usual +-0.05 thresholds)."""
-    compound = vader.polarity_scores(text)["compound"]
-    return "negative" if compound <= -0.05 else "positive" if compound >= 0.05 else "neutral"
+def _sentiment_label(text: str) -> str:
+    """The feedback's sentiment as governance and the reward read it (common/sentiment.py)."""
+    return default_labeller().label(text).label
 
 
 def _references(category: str, tone: str, topic: Topic, np: str, rng: random.Random) -> list[dict]:
@@ -563,7 +562,6 @@ def _non_answer_task(category: str, rng: random.Random) -> dict:
 
 def generate(seed: int, per_category: int) -> list[dict]:
     rng = random.Random(seed)
-    vader = SentimentIntensityAnalyzer()
     tasks, seen = [], set()
     for category, (action, share) in CATEGORIES.items():
         for _ in range(max(1, round(per_category * share))):
@@ -585,7 +583,7 @@ def generate(seed: int, per_category: int) -> list[dict]:
                 "expected_action": action,
                 "prompt_injection": t["injection"],
                 "pii": pii,
-                "references": _references(category, _vader_label(feedback, vader), t["topic_obj"], t["np"], rng),
+                "references": _references(category, _sentiment_label(feedback), t["topic_obj"], t["np"], rng),
             })
     # Stratified, seeded split; ids in a stable order.
     by_category: dict[str, list[dict]] = {}

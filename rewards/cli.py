@@ -1,8 +1,6 @@
 """`python -m rewards score ...`: score one reply, or a JSONL file of replies, with the rule-based reward."""
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +10,8 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from common.files import SameFileError, refuse_same_file, write_lines_atomic
+from common.jsonl import JsonlError, read_jsonl
 from rewards.config import COMPONENTS, GATES, ConfigError, load_config
 from rewards.reward import RewardResult, RewardScorer
 
@@ -32,7 +32,7 @@ class ScoreRow(BaseModel):
 
 def _fail(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=2)
 
 
 def _breakdown_table(result: RewardResult) -> Table:
@@ -51,46 +51,21 @@ def _breakdown_table(result: RewardResult) -> Table:
 def _read_rows(path: Path) -> list[tuple[int, ScoreRow | str]]:
     """Parse a JSONL file into (line number, row or error message) pairs; blank lines are skipped."""
     try:
-        raw_lines = path.read_bytes().splitlines()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        lines = read_jsonl(path)
+    except JsonlError as e:
+        raise InputError(str(e)) from None
     rows: list[tuple[int, ScoreRow | str]] = []
-    for number, raw in enumerate(raw_lines, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            rows.append((number, "not valid UTF-8"))
-            continue
-        if not line.strip():
+    for line in lines:
+        if line.error:
+            rows.append((line.number, line.error))
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            rows.append((number, f"not valid JSON ({e.msg})"))
-            continue
-        if not isinstance(data, dict):
-            rows.append((number, "expected a JSON object with 'feedback' and 'response'"))
-            continue
-        try:
-            rows.append((number, ScoreRow.model_validate(data)))
+            rows.append((line.number, ScoreRow.model_validate(line.value)))
         except ValidationError as e:
             first = e.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "row"
-            rows.append((number, f"field '{field}': {first['msg'].lower()}"))
+            rows.append((line.number, f"field '{field}': {first['msg'].lower()}"))
     return rows
-
-
-def _write_atomically(path: Path, lines: list[str]) -> None:
-    """Write to a temporary file beside `path`, then rename: a failure never leaves a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(line + "\n" for line in lines)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _score_file(scorer: RewardScorer, path: Path, output: Path | None, skip_invalid: bool, as_json: bool) -> None:
@@ -109,7 +84,7 @@ def _score_file(scorer: RewardScorer, path: Path, output: Path | None, skip_inva
         raise InputError(f"{path}: no valid rows to score" + (f" ({skipped} skipped)" if skipped else ""))
 
     if output is not None:
-        _write_atomically(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()}, ensure_ascii=False)
+        write_lines_atomic(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()}, ensure_ascii=False)
                                    for row, result in results])
     names = [*COMPONENTS, *GATES]
     means = {name: sum(r.components[name].score for _, r in results) / len(results) for name in names}
@@ -153,8 +128,10 @@ def score(
     if input is None and (output is not None or skip_invalid):
         _fail("--output and --skip-invalid only apply with --input")
     try:
+        if input is not None and output is not None:
+            refuse_same_file(input, output)
         scorer = RewardScorer(load_config(config))
-    except ConfigError as e:
+    except (ConfigError, SameFileError) as e:
         _fail(str(e))
     try:
         if input is not None:

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from common.config_files import load_yaml_model
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "reward.yaml"
 COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")  # weighted into the total
@@ -20,12 +21,6 @@ class LengthConfig(_Strict):
     short_width: float = Field(gt=0)
     long_width: float = Field(gt=0)
     repeat_ngram: int = Field(ge=2)
-
-
-class SentimentConfig(_Strict):
-    negative_below: float
-    positive_above: float
-    max_chars: int = Field(gt=0)
 
 
 class ToneConfig(_Strict):
@@ -88,7 +83,6 @@ class ReadabilityConfig(_Strict):
 class RewardConfig(_Strict):
     weights: dict[str, float]
     length: LengthConfig
-    sentiment: SentimentConfig
     tone: ToneConfig
     integrity: IntegrityConfig
     overselling: OversellingConfig
@@ -111,15 +105,4 @@ class ConfigError(ValueError):
 
 def load_config(path: str | Path | None = None) -> RewardConfig:
     """Read a reward config; `None` means the project's `configs/reward.yaml`."""
-    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return RewardConfig.model_validate(data)
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
-    except ValidationError as e:
-        first = e.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"{path}: field '{field}': {first['msg']}") from None
+    return load_yaml_model(path if path is not None else DEFAULT_CONFIG_PATH, RewardConfig, ConfigError)

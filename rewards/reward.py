@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
+from common.sentiment import SentimentLabeller, default_labeller
 from rewards.config import COMPONENTS, RewardConfig, load_config
 from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
 
@@ -82,9 +81,9 @@ def _clamp(x: float) -> float:
 class RewardScorer:
     """Compiles a config's lexicons once; `__call__` scores one reply."""
 
-    def __init__(self, config: RewardConfig):
+    def __init__(self, config: RewardConfig, sentiment: SentimentLabeller | None = None):
         self.config = config
-        self._vader = SentimentIntensityAnalyzer()
+        self._sentiment = sentiment or default_labeller()  # the governance stage's labeller
         self._empathy = _lexicon(config.tone.empathy_markers)
         self._appreciation = _lexicon(config.tone.appreciation_markers)
         self._cheer = _lexicon(config.tone.cheer_markers)
@@ -133,17 +132,12 @@ class RewardScorer:
 
     # -- feedback ---------------------------------------------------------------------------------------
     def sentiment(self, text: str) -> dict[str, float]:
-        return self._vader.polarity_scores(text[: self.config.sentiment.max_chars])
+        return self._sentiment.scores(text)
 
     def _analyze_feedback(self, feedback: str) -> FeedbackAnalysis:
         cfg = self.config
-        compound = self.sentiment(feedback)["compound"]
-        if compound <= cfg.sentiment.negative_below:
-            label = "negative"
-        elif compound >= cfg.sentiment.positive_above:
-            label = "positive"
-        else:
-            label = "neutral"
+        sentiment = self._sentiment.label(feedback)
+        label, compound = sentiment.label, sentiment.compound
         words = _words(feedback)
         ack = cfg.acknowledgment
         first_seen: dict[str, tuple[int, str]] = {}

@@ -7,7 +7,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import al_integration  # noqa: F401
-from training.data import DATA_DIR, SPLITS
+from data import DATA_DIR, SPLITS
 
 
 @pytest.fixture(scope="module")

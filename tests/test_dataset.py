@@ -7,8 +7,8 @@ import json
 import datasets
 import pytest
 
+from data import DATA_DIR, SPLITS, DatasetError, load_feedback, load_lessons
 from rewards import default_scorer
-from training.data import DATA_DIR, SPLITS, DatasetError, load_feedback, load_lessons
 
 
 def _generator():

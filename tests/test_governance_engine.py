@@ -5,7 +5,7 @@ import pytest
 
 from agents.governance import GovernanceResult, get_engine, govern, govern_many
 from agents.governance.config import load_config
-from agents.governance.sentiment import SentimentScorer
+from common.sentiment import default_labeller
 
 DEMO = ("Hi, I'm Jane Doe (jane.doe@example.org, +1 415 555 0134). Your bias study is garbage and I'll see "
         "you in court.")
@@ -100,14 +100,13 @@ def test_emoji_heavy_text_is_scored_in_windows():
     # VADER is quadratic in words and every emoji becomes 2-4 words: 4,000 emoji took seconds unguarded.
     result = govern("The dashboard is great " + "😀🔥💯🙏" * 1000)
     assert result.sentiment.label == "positive"
-    scorer = SentimentScorer(load_config().sentiment)
-    assert scorer.score("😢" * 500).label == "negative"
+    assert default_labeller().label("😢" * 500).label == "negative"
 
 
 def test_windowed_sentiment_equals_vader_on_short_text():
-    scorer = SentimentScorer(load_config().sentiment)
+    labeller = default_labeller()
     text = "The study is not bad at all, but the appendix is confusing :("
-    assert scorer.score(text).compound == round(scorer.vader.polarity_scores(text)["compound"], 4)
+    assert labeller.label(text).compound == round(labeller.vader.polarity_scores(text)["compound"], 4)
 
 
 @pytest.mark.parametrize(("text", "label"), [
@@ -130,3 +129,13 @@ def test_non_text_input_is_a_clear_type_error():
         govern(b"raw bytes")
     with pytest.raises(TypeError, match="got NoneType"):
         govern_many(["fine", None])
+
+
+def test_governance_and_reward_read_sentiment_with_one_labeller():
+    """The label in the agent's prompt (governance's) is the label the reward's tone component matches."""
+    from rewards import default_scorer
+
+    feedback = "The appendix is misleading and the charts are rubbish."
+    governed = govern(feedback)
+    assert governed.sentiment.label == "negative"
+    assert default_scorer().analyze_feedback(governed.redacted_text).label == governed.sentiment.label

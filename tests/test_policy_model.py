@@ -1,7 +1,7 @@
 """The prompt format, the warm-start data (redaction, lesson pairing, loss mask) and the cached policy build.
 
 The build test uses a tiny config so it runs in seconds; the real build's figures come from
-`python -m training.policy_model build` (docs/policy.md)."""
+`python -m policy.tiny build` (docs/policy.md)."""
 
 import json
 import random
@@ -13,9 +13,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from typer.testing import CliRunner
 
 from agents.prompt import build_messages
-from training.data import load_feedback, load_lessons
-from training.policy_data import LessonPairing, sft_examples, tokenizer_corpus
-from training.policy_model import (
+from data import load_feedback, load_lessons
+from policy.tiny import (
     PolicyConfigError,
     _batch,
     app,
@@ -24,6 +23,7 @@ from training.policy_model import (
     load_policy_config,
     train_tokenizer,
 )
+from policy.tiny_data import LessonPairing, sft_examples, tokenizer_corpus
 
 LESSONS = {lesson.id: lesson.text for lesson in load_lessons()}
 
@@ -164,7 +164,7 @@ def test_bad_config_is_one_line_error(tmp_path):
     with pytest.raises(PolicyConfigError, match=r"policy.yaml: field 'model.n_layer'"):
         load_policy_config(bad)
     result = CliRunner().invoke(app, ["build", "--config", str(bad), "--cache-dir", str(tmp_path)])
-    assert result.exit_code == 1 and "model.n_layer" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "model.n_layer" in result.output and "Traceback" not in result.output
 
 
 def test_lesson_draws_are_reproducible(config):

@@ -12,8 +12,8 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 from typer.testing import CliRunner
 
-from al_integration.policy_server import PolicyEngine, PolicyLoadError, PolicyServer, SamplingRow, cli
-from training.policy_model import TokenizerConfig, train_tokenizer
+from policy.server import PolicyEngine, PolicyLoadError, PolicyServer, SamplingRow, cli
+from policy.tiny import TokenizerConfig, train_tokenizer
 
 MESSAGES = [
     {"role": "system", "content": "Write the research team's reply to this feedback.\nSentiment: neutral"},

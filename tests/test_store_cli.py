@@ -117,7 +117,7 @@ def test_bad_files_are_one_line_errors(tmp_path, command):
     ]:
         args = [command, str(path)] + (["--output", str(tmp_path / "o.jsonl")] if command == "export" else [])
         result = CliRunner().invoke(app, args)
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         assert result.stderr.startswith("error: ") and message in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
 
@@ -126,7 +126,7 @@ def test_export_to_a_missing_directory(store_file, tmp_path):
     result = CliRunner().invoke(
         app, ["export", str(store_file), "--output", str(tmp_path / "no" / "x.jsonl")]
     )
-    assert result.exit_code == 1 and "does not exist" in result.stderr
+    assert result.exit_code == 2 and "does not exist" in result.stderr
 
 
 def test_serve_refuses_a_busy_port(store_file):
@@ -137,7 +137,7 @@ def test_serve_refuses_a_busy_port(store_file):
         busy.listen()
         port = busy.getsockname()[1]
         result = CliRunner().invoke(app, ["serve", str(store_file), "--port", str(port)])
-    assert result.exit_code == 1 and f"port {port}" in result.stderr
+    assert result.exit_code == 2 and f"port {port}" in result.stderr
 
 
 def test_served_file_answers_agl_clients_and_the_dashboard(store_file):

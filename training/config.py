@@ -4,7 +4,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from al_integration.config_files import load_yaml_model
+from common.config_files import load_yaml_model
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUN_CONFIG = REPO_ROOT / "configs" / "oneclick.yaml"

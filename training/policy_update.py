@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from al_integration.policy_server import PolicyEngine
+from policy.server import PolicyEngine
 from training.checkpoint import full_state_dict, save_checkpoint
 from training.grpo import GRPOLearner, Sample
 

@@ -26,8 +26,8 @@ from typing import Annotated, Any
 
 import typer
 
+from data import SPLITS, DatasetError, load_feedback
 from training.config import RunConfig, RunConfigError, load_run_config
-from training.data import SPLITS, DatasetError, load_feedback
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 logger = logging.getLogger("training")
@@ -96,7 +96,7 @@ class Policy:
 
 @contextmanager
 def _serve_policy(path: Path, device: Any = "cpu", dtype: Any = None, host: str = "127.0.0.1"):
-    from al_integration.policy_server import PolicyEngine, PolicyServer
+    from policy.server import PolicyEngine, PolicyServer
 
     engine = PolicyEngine.from_pretrained(path, model_name="policy", device=device, dtype=dtype)
     with PolicyServer(engine, host=host) as server:
@@ -108,7 +108,7 @@ def _policy_path(cfg: RunConfig, model: Path | None) -> Path:
         return model
     if cfg.policy.model is not None:
         return cfg.resolve(cfg.policy.model)
-    from training.policy_model import ensure_default_policy
+    from policy.tiny import ensure_default_policy
 
     return ensure_default_policy(cfg.resolve(cfg.policy.build_config))
 

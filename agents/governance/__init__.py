@@ -11,7 +11,7 @@ from agents.governance.config import ConfigError, GovernanceConfig, load_config
 from agents.governance.engine import GovernanceEngine, get_engine, govern, govern_many
 from agents.governance.pii import Entity
 from agents.governance.result import GovernanceResult
-from agents.governance.sentiment import Sentiment
+from common.sentiment import Sentiment
 
 __all__ = [
     "ConfigError",

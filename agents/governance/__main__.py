@@ -24,6 +24,8 @@ from rich.text import Text
 from agents.governance.config import ConfigError, load_config
 from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
+from common.files import SameFileError, refuse_same_file, write_lines_atomic
+from common.jsonl import JsonlError, read_jsonl
 
 app = typer.Typer(add_completion=False, help=__doc__.split("\n\n")[0])
 CHUNK = 64  # rows per govern_many call: large enough to batch, small enough to show progress
@@ -36,37 +38,29 @@ class InputError(ValueError):
 def read_feedback_rows(path: Path, skip_invalid: bool) -> list[tuple[int, dict]]:
     """(line number, row) for every row with a string `feedback`; blank lines are skipped."""
     try:
-        raw_lines = path.read_bytes().splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        lines = read_jsonl(path)
+    except JsonlError as exc:
+        raise InputError(str(exc)) from None
     rows: list[tuple[int, dict]] = []
-    for number, raw in enumerate(raw_lines, start=1):
-        try:
-            rows += [(number, parse_row(raw))] if raw.strip() else []
-        except InputError as exc:
-            message = f"{path}:{number}: {exc}"
-            if not skip_invalid:
-                raise InputError(message) from None
-            print(f"skipped {message}", file=sys.stderr)
+    for line in lines:
+        problem = line.error or _row_problem(line.value)
+        if problem is None:
+            rows.append((line.number, line.value))
+        elif not skip_invalid:
+            raise InputError(f"{line.where(path)}: {problem}")
+        else:
+            print(f"skipped {line.where(path)}: {problem}", file=sys.stderr)
+    if not rows:
+        raise InputError(f"{path}: no feedback rows to govern")
     return rows
 
 
-def parse_row(raw: bytes) -> dict:
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(row, dict):
-        raise InputError(f"expected a JSON object, got {type(row).__name__}")
+def _row_problem(row: dict) -> str | None:
     if "feedback" not in row:
-        raise InputError("field 'feedback' is missing")
+        return "field 'feedback' is missing"
     if not isinstance(row["feedback"], str):
-        raise InputError(f"field 'feedback' must be a string, got {type(row['feedback']).__name__}")
-    return row
+        return f"field 'feedback' must be a string, got {type(row['feedback']).__name__}"
+    return None
 
 
 def govern_rows(engine: GovernanceEngine, rows: list[tuple[int, dict]]) -> list[GovernanceResult]:
@@ -138,9 +132,11 @@ def main(
     if output is not None and input_file is None:
         fail("--output needs --input")
     try:
+        if input_file is not None and output is not None:
+            refuse_same_file(input_file, output)
         rows = read_feedback_rows(input_file, skip_invalid) if input_file else [(0, {"feedback": text})]
         engine = GovernanceEngine(load_config(config)) if config else get_engine()
-    except (InputError, ConfigError) as exc:
+    except (InputError, ConfigError, SameFileError) as exc:
         fail(str(exc))
 
     results = govern_rows(engine, rows) if input_file else [engine.govern(text)]
@@ -157,7 +153,7 @@ def main(
     ]
     if output is not None:
         try:
-            output.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+            write_lines_atomic(output, [json.dumps(r, ensure_ascii=False) for r in records])
         except OSError as exc:
             fail(f"{output}: cannot write ({exc.strerror})")
         typer.echo(f"wrote {len(records)} results to {output}", err=True)

@@ -12,7 +12,7 @@ from typing import Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from al_integration.config_files import load_yaml_model
+from common.config_files import load_yaml_model
 
 Decision = Literal["answer", "escalate", "reject"]
 
@@ -61,19 +61,6 @@ class PiiConfig(_Strict):
         return self.placeholder_labels.get(entity_type, entity_type)
 
 
-class SentimentConfig(_Strict):
-    negative_max: float = Field(-0.05, ge=-1, le=1, description="compound <= this is negative")
-    positive_min: float = Field(0.05, ge=-1, le=1, description="compound >= this is positive")
-    window_words: int = Field(200, ge=20, le=2000, description="VADER is quadratic in words: score windows")
-    lexicon_updates: dict[str, float] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> SentimentConfig:
-        if self.negative_max >= self.positive_min:
-            raise ValueError("negative_max must be below positive_min")
-        return self
-
-
 class RuleConfig(_Strict):
     """One compliance rule: it fires when its patterns say so and yields a decision with a reason.
 
@@ -115,7 +102,6 @@ class InjectionConfig(_Strict):
 class GovernanceConfig(_Strict):
     limits: LimitsConfig = LimitsConfig()
     pii: PiiConfig
-    sentiment: SentimentConfig = SentimentConfig()
     decision_precedence: list[Decision] = ["escalate", "reject", "answer"]
     default_reason: str = "no compliance rule matched"
     empty_reason: str = "empty message: nothing to answer"

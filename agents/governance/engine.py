@@ -19,7 +19,7 @@ from agents.governance.config import GovernanceConfig, load_config
 from agents.governance.pii import PiiRedactor
 from agents.governance.result import GovernanceResult
 from agents.governance.rules import ComplianceRules, InjectionGuard
-from agents.governance.sentiment import Sentiment, SentimentScorer
+from common.sentiment import Sentiment, SentimentLabeller, default_labeller
 
 TRUNCATED_FLAG = "truncated"
 EMPTY_FLAG = "empty"
@@ -32,10 +32,10 @@ class PreparedText:
 
 
 class GovernanceEngine:
-    def __init__(self, config: GovernanceConfig):
+    def __init__(self, config: GovernanceConfig, sentiment: SentimentLabeller | None = None):
         self.config = config
         self.redactor = PiiRedactor(config.pii)
-        self.sentiment = SentimentScorer(config.sentiment)
+        self.sentiment = sentiment or default_labeller()
         self.rules = ComplianceRules(config.rules)
         self.injection = InjectionGuard(config.prompt_injection)
         self._rank = {decision: i for i, decision in enumerate(config.decision_precedence)}
@@ -94,7 +94,7 @@ class GovernanceEngine:
             flags.append(TRUNCATED_FLAG)
         return GovernanceResult(
             redacted_text=agent_text,
-            sentiment=self.sentiment.score(agent_text),
+            sentiment=self.sentiment.label(agent_text),
             decision=decision,
             reasons=reasons,
             flags=list(dict.fromkeys(flags)),

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.governance.config import Decision
 from agents.governance.pii import Entity
-from agents.governance.sentiment import Sentiment
+from common.sentiment import Sentiment
 
 
 class GovernanceResult(BaseModel):

@@ -22,6 +22,7 @@ from rich.table import Table
 from al_integration.store.database import StoreFileError
 from al_integration.store.report import dashboard_server, export_jsonl, summarize
 from al_integration.store.store import SqliteLightningStore
+from common.files import SameFileError, refuse_same_file
 
 app = typer.Typer(
     add_completion=False,
@@ -34,7 +35,7 @@ PathArg = Annotated[Path, typer.Argument(help="the store file (SQLite) written b
 
 def _fail(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(2)
 
 
 def _open(path: Path) -> SqliteLightningStore:
@@ -89,6 +90,10 @@ def export(
     output: Annotated[Path, typer.Option("--output", "-o", help="JSONL file: one rollout a line")],
 ):
     """One line per rollout: the rollout, its latest attempt's spans and its final reward."""
+    try:
+        refuse_same_file(path, output)
+    except SameFileError as exc:
+        _fail(str(exc))
     if not output.parent.is_dir():
         _fail(f"output {output}: directory {output.parent} does not exist")
     store = _open(path)

@@ -1,4 +1,4 @@
-"""The default policy, built locally (never downloaded): `python -m training.policy_model build`.
+"""The default policy, built locally (never downloaded): `python -m policy.tiny build`.
 
 1. a byte-level BPE tokenizer trained with `tokenizers` on the redacted train split, its references, the
    seed lessons and the prompt template, wrapped as a `transformers` fast tokenizer with a chat template;
@@ -42,17 +42,17 @@ from transformers.utils import logging as hf_logging
 
 import agents.prompt
 from agents.prompt import build_messages
-from al_integration.config_files import load_yaml_model
-from al_integration.policy_server import PolicyEngine, SamplingRow
-from rewards import default_scorer
-from training.data import DATA_DIR, LESSONS_PATH, DatasetError, load_feedback, load_lessons
-from training.policy_data import (
+from common.config_files import load_yaml_model
+from data import DATA_DIR, LESSONS_PATH, DatasetError, load_feedback, load_lessons
+from policy.server import PolicyEngine, SamplingRow
+from policy.tiny_data import (
     LessonPairing,
     SftExample,
     governed_feedback,
     sft_examples,
     tokenizer_corpus,
 )
+from rewards import default_scorer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "policy.yaml"
@@ -356,8 +356,8 @@ def cache_key(config: PolicyConfig) -> str:
     digest.update(f"recipe {RECIPE_VERSION}\n".encode())
     digest.update(config.model_dump_json().encode())
     digest.update(CHAT_TEMPLATE.encode())
-    governance_rules = REPO_ROOT / "configs" / "governance.yaml"  # redaction and sentiment labels of the prompts
-    for path in (DATA_DIR / "feedback_train.jsonl", DATA_DIR / "feedback_val.jsonl", LESSONS_PATH, governance_rules):
+    governance = [REPO_ROOT / "configs" / name for name in ("governance.yaml", "sentiment.yaml")]  # prompt text, labels
+    for path in (DATA_DIR / "feedback_train.jsonl", DATA_DIR / "feedback_val.jsonl", LESSONS_PATH, *governance):
         digest.update(path.read_bytes())
     digest.update(inspect.getsource(agents.prompt).encode())
     return digest.hexdigest()[:16]
@@ -473,7 +473,7 @@ def build(
         path, report = build_policy(load_policy_config(config), cache_dir=cache_dir, force=force, console=err)
     except (PolicyConfigError, DatasetError, ValueError) as e:
         err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+        raise typer.Exit(code=2) from None
     out.print(f"policy: {path}  (built in {report['build_seconds']:.0f}s; this call {time.monotonic() - started:.1f}s)",
               highlight=False, soft_wrap=True)
     out.print(_figures_table(report))

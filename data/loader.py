@@ -6,17 +6,18 @@ errors name neither the line nor the field. A bad row raises `DatasetError("FILE
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Literal
 
 import datasets
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from common import jsonl
+
 # Loading a few hundred rows needs no progress bars of its own; long work shows ours.
 datasets.disable_progress_bars()
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = Path(__file__).resolve().parent
 SPLITS = ("train", "val", "test")
 LESSONS_PATH = DATA_DIR / "lessons.jsonl"
 
@@ -78,38 +79,32 @@ def _validate(model: type[BaseModel], data: object, where: str) -> BaseModel:
         raise DatasetError(f"{where}: {_describe(e)}") from None
 
 
-def _read_lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
-    lines = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        try:
-            lines.append((number, line.decode("utf-8")))
-        except UnicodeDecodeError:
-            raise DatasetError(f"{path}:{number}: not valid UTF-8") from None
-    return lines
-
-
 def read_jsonl(path: Path, model: type[BaseModel]) -> list[BaseModel]:
     """Validate every non-blank line of a JSONL file against `model`."""
+    try:
+        lines = jsonl.read_jsonl(path)
+    except jsonl.JsonlError as e:
+        raise DatasetError(str(e)) from None
     rows = []
-    for number, line in _read_lines(path):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}:{number}: not valid JSON ({e.msg})") from None
-        rows.append(_validate(model, data, f"{path}:{number}"))
+    for line in lines:
+        if line.error:
+            raise DatasetError(f"{line.where(path)}: {line.error}")
+        rows.append(_validate(model, line.value, line.where(path)))
     if not rows:
         raise DatasetError(f"{path}: no rows")
     return rows
 
 
 def _validate_csv(path: Path) -> None:
-    text = "\n".join(line for _, line in _read_lines(path))
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise DatasetError(f"{path}:{line}: not valid UTF-8") from None
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "feedback" not in reader.fieldnames:
         raise DatasetError(f"{path}:1: the header has no 'feedback' column")

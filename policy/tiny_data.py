@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 
 from agents.prompt import build_messages
-from training.data import Lesson
+from data import Lesson
 
 
 @dataclass(frozen=True)

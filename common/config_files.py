@@ -1,6 +1,6 @@
 """One way to read a YAML config file into a pydantic model, with one-line errors naming file and field.
 
-Used by every config of the product except the reward's (`rewards` imports nothing of ours).
+Used by every config of the product.
 """
 
 from pathlib import Path
