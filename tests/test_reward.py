@@ -2,7 +2,7 @@
 
 import pytest
 
-from rewards import COMPONENTS, ConfigError, default_scorer, load_config, score
+from rewards import COMPONENTS, GATES, ConfigError, default_scorer, load_config, score
 
 FEEDBACK = "The preliminary results on bias are overclaimed and the survey sample is tiny."
 GENUINE = (
@@ -34,7 +34,7 @@ def test_issue_examples():
 
 def test_result_shape_and_range():
     result = score(GENUINE, FEEDBACK)
-    assert set(result.components) == {*COMPONENTS, "privacy", "readability"}
+    assert set(result.components) == {*COMPONENTS, *GATES}
     for c in result.components.values():
         assert -1.0 <= c.score <= 1.0
         assert c.explanation.endswith(".") and len(c.explanation) > 20
