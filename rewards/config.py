@@ -66,6 +66,7 @@ class AcknowledgmentConfig(_Strict):
     min_own_share: float = Field(ge=0, le=1)
     no_reply_cap: float = Field(ge=-1, le=1)
     non_actions: list[str]
+    commitment_times: str
     generic_terms: list[str]
     stopwords: list[str]
 
@@ -93,6 +94,8 @@ class CoherenceConfig(_Strict):
     opening_words: int = Field(ge=1)
     max_repeated_openings: int = Field(ge=0)
     max_anomalies: int = Field(ge=0)
+    sentient_verbs: list[str]
+    agent_nouns: list[str]
     stitched_own_share: float = Field(ge=0, le=1)
     cap: float = Field(ge=-1, le=1)
     function_words: list[str]

@@ -14,14 +14,13 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import NamedTuple
 
 from common.sentiment import SentimentLabeller, default_labeller
 from rewards.config import COMPONENTS, RewardConfig, load_config
 from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
 from rewards.role import RoleCheck, SenderFacts
-from rewards.sentences import Reading, Sentence, SentenceReader, read_feedback, stem
+from rewards.sentences import FeedbackTerms, Reading, Sentence, SentenceReader, stem
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # Malformed words, found in one pass over the lower-cased reply: a letter next to a digit ("5wn", "verify3"),
@@ -30,6 +29,7 @@ MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
 # The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
 KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
+FEEDBACK_CACHE_SIZE = 4096
 
 
 class ComponentScore(NamedTuple):  # a NamedTuple: eight are built per reply, on the training hot path
@@ -109,21 +109,22 @@ class RewardScorer:
         stock = [*config.integrity.markers, *config.integrity.evasive_phrases, *config.tone.empathy_markers,
                  *config.tone.appreciation_markers]
         self._stock_stems = frozenset(stem(w, self._stem) for term in stock for w in WORD.findall(term) if len(w) > 2)
-        self._reader = SentenceReader(config.coherence, ack.non_actions)
+        self._reader = SentenceReader(config.coherence, ack.non_actions, ack.commitment_times)
         self._role = RoleCheck(config.role, ack.stem_chars)
-        self.analyze_feedback = lru_cache(maxsize=4096)(self._analyze_feedback)
+        self._feedback_cache: dict[str, FeedbackAnalysis] = {}  # insertion-ordered: the oldest is evicted first
 
     def __call__(self, response: str, feedback: str) -> RewardResult:
         return self.score_many([(response, feedback)])[0]
 
     def score_many(self, pairs: Sequence[tuple[str, str]]) -> list[RewardResult]:
-        """Score (response, feedback) pairs; the replies are parsed together, which is faster than one by one."""
+        """Score (response, feedback) pairs; the replies (and new feedbacks) are parsed together, which is faster
+        than one by one."""
+        analyses = self.analyze_feedbacks([feedback for _, feedback in pairs])
         readings = self._reader.read_many([response for response, _ in pairs])
-        return [self._score(response, feedback, reading)
-                for (response, feedback), reading in zip(pairs, readings, strict=True)]
+        return [self._score(response, fb, reading)
+                for (response, _), fb, reading in zip(pairs, analyses, readings, strict=True)]
 
-    def _score(self, response: str, feedback: str, reading: Reading) -> RewardResult:
-        fb = self.analyze_feedback(feedback)
+    def _score(self, response: str, fb: FeedbackAnalysis, reading: Reading) -> RewardResult:
         words = _words(response)
         lower = response.lower()  # the lexicons are matched on lower-cased text (faster than IGNORECASE)
         own = self._own_sentences(reading, fb)
@@ -168,14 +169,30 @@ class RewardScorer:
     def sentiment(self, text: str) -> dict[str, float]:
         return self._sentiment.scores(text)
 
-    def _analyze_feedback(self, feedback: str) -> FeedbackAnalysis:
+    def analyze_feedback(self, feedback: str) -> FeedbackAnalysis:
+        return self.analyze_feedbacks([feedback])[0]
+
+    def analyze_feedbacks(self, feedbacks: Sequence[str]) -> list[FeedbackAnalysis]:
+        """What the reward needs from each feedback, cached (a GRPO group scores G replies to one feedback and
+        the same feedbacks come back every epoch); the new ones are parsed in one batch."""
+        cache = self._feedback_cache
+        new = [f for f in dict.fromkeys(feedbacks) if f not in cache]
+        for feedback, terms in zip(new, self._reader.read_feedbacks(new), strict=True):
+            if len(cache) >= FEEDBACK_CACHE_SIZE:
+                del cache[next(iter(cache))]
+            cache[feedback] = self._analyze_feedback(feedback, terms)
+        return [cache[f] for f in feedbacks]
+
+    def clear_feedback_cache(self) -> None:
+        self._feedback_cache.clear()
+
+    def _analyze_feedback(self, feedback: str, read: FeedbackTerms) -> FeedbackAnalysis:
         cfg = self.config
         sentiment = self._sentiment.label(feedback)
         words = _words(feedback)
         ack = cfg.acknowledgment
         # The feedback's specific points: its nouns, names, numbers and adjectives, nouns first, in order.
         terms: dict[str, tuple[int, str]] = {}
-        read = read_feedback(feedback, cfg.coherence.spacy_model)
         for word, tag in read.words:
             if not tag.startswith(KEY_TAGS) or word in self._ignored_words:
                 continue
@@ -210,7 +227,8 @@ class RewardScorer:
                    and w not in self._function_words]
         if not content:
             return 0.0
-        own = [w for w in content if stem(w, self._stem) not in fb.sender.stems and stem(w, self._stem) not in self._stock_stems]
+        stems = [stem(w, self._stem) for w in content]
+        own = [s for s in stems if s not in fb.sender.stems and s not in self._stock_stems]
         return len(own) / len(content)
 
     # -- gates ------------------------------------------------------------------------------------------
@@ -236,7 +254,8 @@ class RewardScorer:
         if own_share < cfg.stitched_own_share and (anomalies or reading.repeated_openings or reading.fragment_share):
             problems.append(f"stitched from the feedback's words ({own_share:.0%} of its content words are its own)")
         if problems:
-            return False, f"Not coherent: {'; '.join(problems)}. Write whole sentences; the total is capped at {cfg.cap}."
+            return False, (f"Not coherent: {'; '.join(problems)}. Write whole sentences; the total is capped at "
+                           f"{cfg.cap}.")
         return True, "Reads as connected sentences (a gate: salad and stitched fragments cap the total)."
 
     # -- components -------------------------------------------------------------------------------------
@@ -278,7 +297,8 @@ class RewardScorer:
         elif fb.label == "positive":
             # An apology is not cold: VADER reads some complaints as positive ("study participation opportunities").
             warm = appreciation or empathy or shares["pos"] >= cfg.warm_pos_share
-            score = (0.6 if appreciation or empathy else -0.2) + (0.4 if warm and shares["neg"] < cfg.neutral_max_share else -0.6)
+            warm = warm and shares["neg"] < cfg.neutral_max_share
+            score = (0.6 if appreciation or empathy else -0.2) + (0.4 if warm else -0.6)
             why = ("Appreciative tone matches the positive feedback." if score >= 0.9 else
                    "The feedback is positive: thank the person and keep the reply warm.")
         else:
@@ -306,8 +326,9 @@ class RewardScorer:
         boilerplate = sorted({*(h for h in hits if h not in specific), *self._evasive.findall(lower)})
         if not specific:
             if boilerplate:
-                return cfg.score_boilerplate, (f"Only general caveats or non-commitments ({', '.join(map(repr, boilerplate[:3]))})"
-                                               ": say what is uncertain or will be checked about the points raised.")
+                found = ", ".join(map(repr, boilerplate[:3]))
+                return cfg.score_boilerplate, (f"Only general caveats or non-commitments ({found}): say what is "
+                                               "uncertain or will be checked about the points raised.")
             return cfg.score_none, ("No caveat, admission or check about the points raised (neutral): say what is"
                                     " uncertain, what you got wrong or what you will verify, where it applies.")
         distinct = sorted(specific)

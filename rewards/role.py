@@ -17,9 +17,9 @@ from rewards.privacy import PLACEHOLDER
 from rewards.sentences import FeedbackTerms, stem
 
 # A capitalised name after a greeting or in a self-introduction (case matters: "I'm sorry" is not a name).
-GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?([A-Z][a-z]+)\b",
-                          re.MULTILINE)
-SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+(?:(?:Dr|Prof|Professor)\.?\s+)?([A-Z][a-z]+)\b")
+TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
+GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"([A-Z][a-z]+)\b", re.MULTILINE)
+SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 
@@ -60,8 +60,9 @@ class RoleCheck:
         team = frozenset(stem(n, self.stem_chars) for n in terms.yours) - mine
         tail = PLACEHOLDER.findall(feedback[-80:])
         signer = next((p for p in reversed(tail) if p.startswith("<PERSON")), None)
-        return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), frozenset(m.lower() for m in self._link.findall(feedback)),
-                           team, signer, frozenset(stem(w, self.stem_chars) for w in words))
+        links = frozenset(m.lower() for m in self._link.findall(feedback))
+        return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), links, team, signer,
+                           frozenset(stem(w, self.stem_chars) for w in words))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset()) -> tuple[bool, str]:
         """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse). Checks run
@@ -89,7 +90,8 @@ class RoleCheck:
             return False, f"Written as the sender ({m.group()!r}): reply to them as the research team."
         if facts.signer and self._signed_by(reply, facts.signer):
             return False, f"Signed with the sender's name ({facts.signer}): the reply is from the team."
-        reversed_nouns = sorted(n for n in yours if stem(n, self.stem_chars) in facts.team_nouns and n in self._work_nouns)
+        team_work = [n for n in yours if n in self._work_nouns]
+        reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
             return False, (f"Calls the team's own work 'your {reversed_nouns[0]}', as the sender does: reply as the "
                            "team ('our ...').")

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import spacy
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 
 from rewards.config import CoherenceConfig
 from rewards.privacy import PLACEHOLDER
 
 FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj", "csubjpass"})
+AUXPASS = frozenset({"auxpass"})
 NOMINAL = frozenset({"NN", "NNS", "NNP", "NNPS", "JJ", "JJR", "JJS", "CD", "VBG", "VBN", "RB", "HYPH", "FW"})
 # Dependencies that a finite verb can carry without a subject of its own (its subject is elsewhere).
 SHARED_SUBJECT = frozenset({"aux", "auxpass", "conj", "relcl", "acl", "amod", "xcomp", "pcomp", "dep"})
@@ -27,6 +28,8 @@ SHARED_SUBJECT = frozenset({"aux", "auxpass", "conj", "relcl", "acl", "amod", "x
 SUBJECTLESS = frozenset({"thank", "thanks", "please", "hope", "sorry", "see", "welcome"})
 # A subject attached to one of these is a subject with no verb: "... trust you still unclear".
 NOMINAL_HEADS = frozenset({"amod", "compound", "dobj", "pobj", "appos", "npadvmod", "nmod"})
+GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "many", "some", "much"})
+PERSONAL = frozenset({"we", "i", "you", "us", "me", "our", "my", "your"})
 BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013\u2014]|\d{1,2}[.)])\s+")
 LABEL_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014"})
 
@@ -96,160 +99,207 @@ def _clip(text: str, max_words: int) -> str:
     return text if len(spans) <= max_words else text[: spans[max_words - 1].end()]
 
 
-def _has_subject(token) -> bool:
-    return any(child.dep_ in SUBJECTS for child in token.children)
+@dataclass(slots=True)
+class _Token:
+    """The parts of a spaCy token the reader uses, copied once: spaCy's attributes are properties that look
+    strings up on every access, and walking `token.children` builds a generator each time."""
+
+    i: int
+    idx: int
+    text: str
+    lower: str
+    tag: str
+    dep: str
+    head: int
+    space: bool
+    alpha: bool
+    children: list[int]
+
+    def has_child(self, tokens: list["_Token"], deps: frozenset[str]) -> bool:
+        return any(tokens[c].dep in deps for c in self.children)
 
 
-def _anomalies(sent: Span) -> tuple[str, ...]:
-    """Three ways the parse of a stitched sentence breaks that well-formed prose rarely shows, even with the
+def _tokens(doc: Doc) -> list[_Token]:
+    tokens = [_Token(t.i, t.idx, t.text, t.lower_, t.tag_, t.dep_, t.head.i, t.is_space, t.is_alpha, []) for t in doc]
+    for t in tokens:
+        if t.head != t.i:
+            tokens[t.head].children.append(t.i)
+    return tokens
+
+
+def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> list[str]:
+    """Four ways a stitched or nonsense sentence breaks that well-formed prose rarely shows, even with the
     small model's tagging errors: a finite verb in mid-sentence with no subject ("... to check the chemist
-    suggests ..."), a passive with no subject ("... was tested on the village"), and a subject hanging from a
-    noun or adjective rather than a verb ("... some trust you still unclear")."""
+    suggests ..."), a passive with no subject ("... was tested on the village"), a subject hanging from a
+    noun or adjective rather than a verb ("... some trust you still unclear"), and a thing doing what only
+    people do ("the changelog has apologised", "the wet-day frequency understands the Alps")."""
     found = []
-    for t in sent:
-        if t.tag_ in ("VBD", "VBP", "VBZ") and t.dep_ not in SHARED_SUBJECT and t.i > sent.start + 1 \
-                and t.lower_ not in SUBJECTLESS:
-            if not _has_subject(t) and t.dep_ in ("ROOT", "ccomp", "advcl"):
+    for t in toks[start:end]:
+        if t.lower in reader.sentient and t.tag.startswith("VB"):
+            for c in t.children:
+                subject = toks[c]
+                if subject.dep == "nsubj" and subject.tag in ("NN", "NNS") and subject.lower not in reader.agents:
+                    found.append(f"'{subject.text}' cannot '{t.text}'")
+        if t.dep in ("ROOT", "ccomp", "advcl") and not t.has_child(toks, SUBJECTS):
+            if t.tag in ("VBD", "VBP", "VBZ") and t.i > start + 1 and t.lower not in SUBJECTLESS:
                 found.append(f"no subject for '{t.text}'")
-        elif t.tag_ == "VBN" and t.dep_ in ("ROOT", "ccomp", "advcl") and not _has_subject(t):
-            if any(child.dep_ == "auxpass" for child in t.children):
+            elif t.tag == "VBN" and t.has_child(toks, AUXPASS):
                 found.append(f"no subject for '{t.text}'")
-        if t.dep_ in ("nsubj", "nsubjpass") and t.head.dep_ in NOMINAL_HEADS and not t.head.tag_.startswith(("VB", "MD")):
-            found.append(f"'{t.text}' is the subject of no verb")
-    return tuple(found)
+        if t.dep in ("nsubj", "nsubjpass"):
+            head = toks[t.head]
+            if head.dep in NOMINAL_HEADS and not head.tag.startswith(("VB", "MD")):
+                found.append(f"'{t.text}' is the subject of no verb")
+    return found
 
 
-def _label_fragment(sent: Span, clause: bool) -> bool:
-    if clause:
-        return False
-    tokens = [t for t in sent if not t.is_space]
-    if BULLET.match(sent.text):
-        return True
-    return any(t.text in LABEL_SEPARATORS and 0 < i <= 4 for i, t in enumerate(tokens))
-
-
-def _actions(sent: Span, non_actions: frozenset[str]) -> tuple[str, ...]:
+def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, reader: "SentenceReader") -> list[str]:
     """Concrete responses: a verb the team is the subject of ("we have fixed", "I'll send"), a passive of done
-    work ("the payment has been sent"), or an instruction to the sender ("Please use 'unknown'"). Verbs of
-    feeling, thanking and considering ("we appreciate", "we will reflect") are not responses."""
+    work ("the payment has been sent"), an instruction ("Please use 'unknown'"), a yes or no, or anything
+    promised with a date ("0.9.3 should be out by Friday"). Verbs of feeling, thanking and considering
+    ("we appreciate", "we will reflect") are not responses."""
     found = []
-    for t in sent:
-        head = t.head
-        if head.lower_ in non_actions or not head.tag_.startswith("VB"):
+    for t in toks[start:end]:
+        if t.dep not in ("nsubj", "nsubjpass"):
             continue
-        team = t.lower_ in ("we", "i") or any(c.dep_ == "poss" and c.lower_ == "our" for c in t.children)
-        if t.dep_ == "nsubj" and team:
-            found.append(head.lower_)
-        elif t.dep_ == "nsubjpass" and head.tag_ == "VBN" and _done_or_promised(head):
-            found.append(f"{head.lower_} (passive)")
-    root = sent.root
-    if root.tag_ == "VB" and root.lower_ not in non_actions and not _has_subject(root):
-        found.append(f"{root.lower_} (instruction)")
-    first = next((t for t in sent if t.is_alpha), None)
-    if first is not None and first.lower_ in ("yes", "no") and first.i + 1 < len(sent.doc) and sent.doc[first.i + 1].is_punct:
-        found.append(f"{first.lower_} (answer)")
-    return tuple(found)
+        head = toks[t.head]
+        if head.lower in reader.non_actions or not head.tag.startswith("VB"):
+            continue
+        team = t.lower in ("we", "i") or any(toks[c].dep == "poss" and toks[c].lower == "our" for c in t.children)
+        if t.dep == "nsubj" and team:
+            found.append(head.lower)
+        elif t.dep == "nsubjpass" and head.tag == "VBN" and _done_or_promised(toks, head):
+            found.append(f"{head.lower} (passive)")
+    if root.tag == "VB" and root.lower not in reader.non_actions and not root.has_child(toks, SUBJECTS):
+        found.append(f"{root.lower} (instruction)")
+    first = next((t for t in toks[start:end] if t.alpha), None)
+    if first is not None and first.lower in ("yes", "no"):
+        found.append(f"{first.lower} (answer)")
+    if m := reader.when.search(text):
+        found.append(f"{m.group().lower()} (when)")
+    return found
 
 
-def _done_or_promised(verb) -> bool:
+def _done_or_promised(toks: list[_Token], verb: _Token) -> bool:
     """A passive that reports work done or promised ("has been sent", "was fixed", "will be deleted"), not a
     general statement ("results should be interpreted with caution", "lists are compiled from many sources")."""
-    aux = [c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")]
+    aux = [toks[c].lower for c in verb.children if toks[c].dep in ("aux", "auxpass")]
     return "been" in aux or any(a in ("was", "were", "will", "'ll") for a in aux)
 
 
-GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "many", "some", "much"})
-PERSONAL = frozenset({"we", "i", "you", "us", "me", "our", "my", "your"})
-
-
-def _general(sent: Span) -> bool:
+def _general(toks: list[_Token], start: int, end: int) -> bool:
     """True for a statement about things in general: no first or second person, nothing in the past, and every
     clause's subject a bare or quantified noun ("Sensor datasets have limitations", "Any estimate has
     limitations"). A subject with "the", "this", "our" or a number points at this case ("The results are
     preliminary", "Five annotators is a small group")."""
-    if any(t.lower_ in PERSONAL or t.tag_ == "VBD" for t in sent):
+    span = toks[start:end]
+    if any(t.lower in PERSONAL or t.tag == "VBD" for t in span):
         return False
-    subjects = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass")]
+    subjects = [t for t in span if t.dep in ("nsubj", "nsubjpass")]
     if not subjects:
         return False
     for subject in subjects:
-        if subject.tag_ not in ("NN", "NNS") and subject.lower_ not in ("everything", "nothing", "everyone", "anyone"):
+        if subject.tag not in ("NN", "NNS") and subject.lower not in ("everything", "nothing", "everyone", "anyone"):
             return False  # a pronoun ("it", "this"), a name, a number: this case
-        determiners = [c.lower_ for c in subject.children if c.dep_ in ("det", "poss", "nummod")]
-        if determiners and not set(determiners) <= GENERIC_DETERMINERS:
+        determiners = {toks[c].lower for c in subject.children if toks[c].dep in ("det", "poss", "nummod")}
+        if determiners and not determiners <= GENERIC_DETERMINERS:
             return False
     return True
 
 
-def _sentence(sent: Span, non_actions: frozenset[str]) -> Sentence:
-    words = tuple(t.lower_ for t in sent if any(ch.isalnum() for ch in t.text) and t.text != STANDIN)
-    clause = any(t.tag_ in FINITE for t in sent) or sent.root.tag_ == "VB"
-    return Sentence(sent.text.strip(), words, clause, _label_fragment(sent, clause), _anomalies(sent),
-                    _actions(sent, non_actions), _general(sent))
+def _sentence(doc: Doc, toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> Sentence:
+    span = toks[start:end]
+    last = span[-1]
+    text = doc.text[span[0].idx : last.idx + len(last.text)]
+    words = tuple(t.lower for t in span if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
+    root = next((t for t in span if t.head == t.i or not start <= t.head < end), span[0])
+    clause = any(t.tag in FINITE for t in span) or root.tag == "VB"
+    label = not clause and (bool(BULLET.match(text)) or any(
+        t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
+    return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)),
+                    tuple(_actions(toks, start, end, root, text, reader)), _general(toks, start, end))
 
 
-def _sentences(doc: Doc) -> list[Span]:
-    """spaCy's sentences, split again at line breaks: a bullet list is one line an item, whatever the parser
-    made of it."""
-    out = []
+def _sentence_bounds(doc: Doc, toks: list[_Token]) -> list[tuple[int, int]]:
+    """spaCy's sentences, split again at line breaks (a bullet list is one line an item, whatever the parser
+    made of it), without whitespace at either end."""
+    bounds = []
     for sent in doc.sents:
         start = sent.start
-        for t in sent:
-            if t.is_space and "\n" in t.text and t.i > start:
-                out.append(doc[start : t.i])
-                start = t.i + 1
-        if start < sent.end:
-            out.append(doc[start : sent.end])
-    return [s for s in out if any(not t.is_space for t in s)]
+        for i in range(sent.start, sent.end):
+            if toks[i].space and "\n" in toks[i].text:
+                bounds.append((start, i))
+                start = i + 1
+        bounds.append((start, sent.end))
+    trimmed = []
+    for start, end in bounds:
+        while start < end and toks[start].space:
+            start += 1
+        while end > start and toks[end - 1].space:
+            end -= 1
+        if start < end:
+            trimmed.append((start, end))
+    return trimmed
 
 
-def _heap_share(doc: Doc, run: int) -> float:
+def _heap_share(toks: list[_Token], run: int) -> float:
     in_runs, current = 0, 0
-    for t in doc:
-        if t.tag_ in NOMINAL and not t.is_punct or t.tag_ == "HYPH":
+    for t in toks:
+        if t.tag in NOMINAL and (t.alpha or t.tag in ("CD", "HYPH")):
             current += 1
             continue
         in_runs += current if current >= run else 0
         current = 0
     in_runs += current if current >= run else 0
-    return in_runs / max(1, sum(not t.is_space for t in doc))
+    return in_runs / max(1, sum(not t.space for t in toks))
 
 
-def _reading(doc: Doc, cfg: CoherenceConfig, non_actions: frozenset[str]) -> Reading:
-    sentences = tuple(_sentence(s, non_actions) for s in _sentences(doc))
+def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
+    cfg = reader.cfg
+    toks = _tokens(doc)
+    sentences = tuple(_sentence(doc, toks, start, end, reader) for start, end in _sentence_bounds(doc, toks))
     openings = Counter(s.words[: cfg.opening_words] for s in sentences if len(s.words) > cfg.opening_words)
     repeated = sum(n for n in openings.values() if n > 1)
-    yours = frozenset(t.head.lower_ for t in doc if t.dep_ == "poss" and t.lower_ == "your" and t.head.tag_.startswith("NN"))
-    return Reading(sentences, sum(len(s.words) for s in sentences), _heap_share(doc, cfg.heap_run), repeated, yours)
+    yours = frozenset(toks[t.head].lower for t in toks
+                      if t.dep == "poss" and t.lower == "your" and toks[t.head].tag.startswith("NN"))
+    return Reading(sentences, sum(len(s.words) for s in sentences), _heap_share(toks, cfg.heap_run), repeated, yours)
 
 
 class SentenceReader:
-    def __init__(self, cfg: CoherenceConfig, non_actions: list[str]):
+    def __init__(self, cfg: CoherenceConfig, non_actions: list[str], commitment_times: str):
         self.cfg = cfg
         self.non_actions = frozenset(non_actions)
+        self.when = re.compile(commitment_times, re.IGNORECASE)
+        self.sentient = frozenset(cfg.sentient_verbs)
+        self.agents = frozenset(cfg.agent_nouns)
+
+    def _docs(self, texts: list[str]):
+        nlp = load_parser(self.cfg.spacy_model)
+        return nlp.pipe((_for_parser(_clip(t, self.cfg.max_words_parsed)) for t in texts), batch_size=32)
 
     def read_many(self, texts: list[str]) -> list[Reading]:
-        nlp = load_parser(self.cfg.spacy_model)
-        docs = nlp.pipe((_for_parser(_clip(t, self.cfg.max_words_parsed)) for t in texts), batch_size=32)
-        return [_reading(doc, self.cfg, self.non_actions) for doc in docs]
+        return [_reading(doc, self) for doc in self._docs(texts)]
 
     def read(self, text: str) -> Reading:
         return self.read_many([text])[0]
 
+    def read_feedbacks(self, texts: list[str]) -> list["FeedbackTerms"]:
+        return [_feedback_terms(doc) for doc in self._docs(texts)] if texts else []
+
 
 @dataclass(frozen=True, slots=True)
 class FeedbackTerms:
+    """The feedback's terms and who owns what in it, read once per feedback."""
+
     words: tuple[tuple[str, str], ...]  # (lower-cased word, tag) of every word-like token
     yours: frozenset[str]  # head nouns the sender calls "your ...": the team's things ("your heart study" -> study)
     mine: frozenset[str]  # head nouns the sender calls "my ..." or "our ...": the sender's things
 
 
-def read_feedback(text: str, model: str) -> FeedbackTerms:
-    """The feedback's terms and who owns what in it, read once per feedback."""
-    doc = load_parser(model)(_for_parser(text))
-    words = tuple((t.lower_, t.tag_) for t in doc if any(ch.isalnum() for ch in t.text) and t.text != STANDIN)
+def _feedback_terms(doc: Doc) -> FeedbackTerms:
+    toks = _tokens(doc)
+    words = tuple((t.lower, t.tag) for t in toks if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
     owned: dict[str, set[str]] = {"your": set(), "my": set(), "our": set()}
-    for t in doc:
-        if t.dep_ == "poss" and t.lower_ in owned and t.head.tag_.startswith("NN"):
-            owned[t.lower_].add(t.head.lower_)
+    for t in toks:
+        if t.dep == "poss" and t.lower in owned and toks[t.head].tag.startswith("NN"):
+            owned[t.lower].add(toks[t.head].lower)
     return FeedbackTerms(words, frozenset(owned["your"]), frozenset(owned["my"] | owned["our"]))
