@@ -38,7 +38,7 @@ def report(split: str, agreement: Agreement, n_messages: int, n_replies: int, se
               f"{agreement.rate(kind):>9.3f} {agreement.share_below_zero(kind):>8.2f}")
     print(f"  pairwise agreement overall: {agreement.overall:.3f}  (target >= 0.95)")
     careful_salad = agreement.by_genuine["careful", "salad"]
-    print(f"  careful above salad: {careful_salad[0]} of {careful_salad[1]} messages  (target: all)")
+    print(f"  careful above salad: {careful_salad[0]} of {careful_salad[1]} pairs  (target: all, on every message)")
     for kind in GENUINE_KINDS:
         below, n = agreement.below_zero[kind]
         print(f"  {kind} replies >= 0: {n - below} of {n}  (target: all)")

@@ -18,8 +18,10 @@ from rewards.sentences import FeedbackTerms, stem
 
 # A capitalised name after a greeting or in a self-introduction (case matters: "I'm sorry" is not a name).
 TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
-GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"([A-Z][a-z]+)\b", re.MULTILINE)
-SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b")
+# The word after the name tells a person ("Dear Sarah,") from a group ("Dear Newsletter Team,").
+GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)",
+                          re.MULTILINE)
+SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 
@@ -73,11 +75,6 @@ class RoleCheck:
         invented = sorted(set(PLACEHOLDER.findall(reply)) - facts.placeholders)
         if invented:
             return False, f"{invented[0]} is not in the feedback: do not invent names or contact details."
-        names = [n for n in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
-                 if n.lower() not in self._salutation_words]
-        if names:
-            return False, (f"Invents a name ({names[0]!r}): the feedback is redacted, so address the sender by its "
-                           "placeholder or not at all, and do not make up who you are.")
         links = [m for m in self._link.findall(reply) if m.lower() not in facts.links]
         if links:
             return False, f"Invented link {links[0]!r}: do not make up addresses or contact details."
@@ -90,6 +87,11 @@ class RoleCheck:
             return False, f"Written as the sender ({m.group()!r}): reply to them as the research team."
         if facts.signer and self._signed_by(reply, facts.signer):
             return False, f"Signed with the sender's name ({facts.signer}): the reply is from the team."
+        names = [name for name, after in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
+                 if name.lower() not in self._salutation_words and after.lower() not in self._salutation_words]
+        if names:
+            return False, (f"Invents a name ({names[0]!r}): the feedback is redacted, so address the sender by its "
+                           "placeholder or not at all, and do not make up who you are.")
         team_work = [n for n in yours if n in self._work_nouns]
         reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
