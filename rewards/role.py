@@ -22,6 +22,8 @@ TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
 GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)",
                           re.MULTILINE)
 SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
+# Introducing oneself with a placeholder of the feedback is taking a name from it: the sender's, usually.
+SELF_PLACEHOLDER = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Tt]his is)\s+" + TITLE + r"(<[A-Z]+_\d+>)")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 
@@ -87,6 +89,8 @@ class RoleCheck:
             return False, f"Written as the sender ({m.group()!r}): reply to them as the research team."
         if facts.signer and self._signed_by(reply, facts.signer):
             return False, f"Signed with the sender's name ({facts.signer}): the reply is from the team."
+        if m := SELF_PLACEHOLDER.search(reply):
+            return False, f"Introduces itself as {m.group(1)}, a name from the feedback: the reply is from the team."
         names = [name for name, after in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
                  if name.lower() not in self._salutation_words and after.lower() not in self._salutation_words]
         if names:
@@ -115,7 +119,7 @@ class RoleCheck:
         last = lines[-1] if lines else ""
         if signer in last and (len(last.split()) <= 2 or self._sign_off.match(last)):
             return True
-        return f"my name is {signer.lower()}" in reply.lower()
+        return False
 
     def _copies_sender(self, lower: str, facts: SenderFacts) -> bool:
         """Two or more first-person-singular sentences whose content words mostly come from the feedback."""

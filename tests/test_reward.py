@@ -294,6 +294,7 @@ class TestRole:
         assert ok.components["role"].score == 1.0 and ok.total >= 0
         assert score(PLAIN + "\n\nKind regards,\n<PERSON_1>", feedback).components["role"].score == -1.0
         assert score(signed, feedback).total < 0
+        assert score("Hello, I'm <PERSON_1> and I'm glad to have you join our team.", feedback).total < 0
 
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
         feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
