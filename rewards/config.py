@@ -93,6 +93,8 @@ class CoherenceConfig(_Strict):
     max_label_fragments: int = Field(ge=0)
     opening_words: int = Field(ge=1)
     max_repeated_openings: int = Field(ge=0)
+    loop_ngram: int = Field(ge=2)
+    max_looped_share: float = Field(ge=0, le=1)
     max_anomalies: int = Field(ge=0)
     sentient_verbs: list[str]
     agent_nouns: list[str]

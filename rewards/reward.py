@@ -12,6 +12,7 @@ inside the reply's own well-formed sentences that take up this feedback's conten
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -248,6 +249,10 @@ class RewardScorer:
                             f"{reading.fragment_share:.0%} of words outside any clause")
         if reading.repeated_openings > cfg.max_repeated_openings:
             problems.append(f"{reading.repeated_openings} sentences repeat the same opening")
+        grams = list(zip(*(words[k:] for k in range(cfg.loop_ngram)), strict=False))
+        looped = sum(n for n in Counter(grams).values() if n > 1) / max(1, len(grams))
+        if looped > cfg.max_looped_share:
+            problems.append(f"it repeats itself ({looped:.0%} of its {cfg.loop_ngram}-word phrases recur)")
         anomalies = reading.anomalies
         if len(anomalies) > cfg.max_anomalies:
             problems.append(f"broken grammar ({'; '.join(anomalies[:2])})")

@@ -19,7 +19,7 @@ from rewards.sentences import FeedbackTerms, stem
 # A capitalised name after a greeting or in a self-introduction (case matters: "I'm sorry" is not a name).
 TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
 # The word after the name tells a person ("Dear Sarah,") from a group ("Dear Newsletter Team,").
-GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)",
+GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"\**([A-Z][a-z]+)\b\**[ \t]*(\w*)",
                           re.MULTILINE)
 SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
 # Introducing oneself with a placeholder of the feedback is taking a name from it: the sender's, usually.
@@ -53,7 +53,7 @@ class RoleCheck:
         self._header = re.compile(cfg.header_lines, re.IGNORECASE | re.MULTILINE)
         self._team = _words_pattern(cfg.team_voice)
         self._you = _words_pattern(cfg.second_person)
-        self._sender = _words_pattern(cfg.sender_phrases)
+        self._sender = re.compile("|".join(f"(?:{p})" for p in cfg.sender_phrases), re.IGNORECASE)
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
