@@ -49,11 +49,13 @@ class RoleCheck:
         self.stem_chars = stem_chars
         self._template = re.compile(cfg.template_placeholder)
         self._link = re.compile(cfg.link, re.IGNORECASE)
-        self._assistant = re.compile("|".join(f"(?:{p})" for p in cfg.assistant_phrases), re.IGNORECASE | re.MULTILINE)
-        self._header = re.compile(cfg.header_lines, re.IGNORECASE | re.MULTILINE)
+        # The phrase patterns are written in lower case and matched on the lower-cased reply (faster than
+        # IGNORECASE); the template and name patterns need the original case.
+        self._assistant = re.compile("|".join(f"(?:{p})" for p in cfg.assistant_phrases), re.MULTILINE)
+        self._header = re.compile(cfg.header_lines, re.MULTILINE)
         self._team = _words_pattern(cfg.team_voice)
         self._you = _words_pattern(cfg.second_person)
-        self._sender = re.compile("|".join(f"(?:{p})" for p in cfg.sender_phrases), re.IGNORECASE)
+        self._sender = re.compile("|".join(f"(?:{p})" for p in cfg.sender_phrases))
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
@@ -80,13 +82,16 @@ class RoleCheck:
         links = [m for m in self._link.findall(reply) if m.lower() not in facts.links]
         if links:
             return False, f"Invented link {links[0]!r}: do not make up addresses or contact details."
-        if m := self._assistant.search(reply):
-            return False, (f"Reads as an assistant talking about the feedback ({m.group().strip()!r}), not as the team "
-                           "replying to the sender.")
-        if m := self._header.search(reply):
-            return False, f"Formatted as another kind of document ({m.group().strip()!r}), not as a reply."
+        if m := self._assistant.search(lower):
+            found = reply[m.start() : m.end()].strip()  # quoted as written
+            return False, (f"Reads as an assistant talking about the feedback ({found!r}), not as the team replying to "
+                           "the sender.")
+        if m := self._header.search(lower):
+            found = reply[m.start() : m.end()].strip()
+            return False, f"Formatted as another kind of document ({found!r}), not as a reply."
         if m := self._sender.search(lower):
-            return False, f"Written as the sender ({m.group()!r}): reply to them as the research team."
+            found = reply[m.start() : m.end()]
+            return False, f"Written as the sender ({found!r}): reply to them as the research team."
         if facts.signer and self._signed_by(reply, facts.signer):
             return False, f"Signed with the sender's name ({facts.signer}): the reply is from the team."
         if m := SELF_PLACEHOLDER.search(reply):

@@ -76,6 +76,7 @@ def load_parser(model: str) -> spacy.Language:
     return nlp
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str, chars: int) -> str:
     """A light stem: a plural's singular ("lists" -> "list", "studies" -> "study"), then the first `chars` letters,
     so that "verify", "verified" and "verification" meet. Cheap enough for every word of every reply."""
@@ -101,8 +102,8 @@ def _clip(text: str, max_words: int) -> str:
 
 @dataclass(slots=True)
 class _Token:
-    """The parts of a spaCy token the reader uses, copied once: spaCy's attributes are properties that look
-    strings up on every access, and walking `token.children` builds a generator each time."""
+    """The parts of a spaCy token the reader uses, copied once, so that the rules below index plain lists
+    instead of building `Token` objects on every `doc[i]`, `token.head` and `token.children`."""
 
     i: int
     idx: int
@@ -111,6 +112,7 @@ class _Token:
     tag: str
     dep: str
     head: int
+    sent_start: bool
     space: bool
     alpha: bool
     children: list[int]
@@ -120,7 +122,8 @@ class _Token:
 
 
 def _tokens(doc: Doc) -> list[_Token]:
-    tokens = [_Token(t.i, t.idx, t.text, t.lower_, t.tag_, t.dep_, t.head.i, t.is_space, t.is_alpha, []) for t in doc]
+    tokens = [_Token(t.i, t.idx, t.text, t.lower_, t.tag_, t.dep_, t.head.i, t.i == 0 or bool(t.is_sent_start),
+                     t.is_space, t.is_alpha, []) for t in doc]
     for t in tokens:
         if t.head != t.i:
             tokens[t.head].children.append(t.i)
@@ -219,17 +222,18 @@ def _sentence(doc: Doc, toks: list[_Token], start: int, end: int, reader: "Sente
                     tuple(_actions(toks, start, end, root, text, reader)), _general(toks, start, end))
 
 
-def _sentence_bounds(doc: Doc, toks: list[_Token]) -> list[tuple[int, int]]:
+def _sentence_bounds(toks: list[_Token]) -> list[tuple[int, int]]:
     """spaCy's sentences, split again at line breaks (a bullet list is one line an item, whatever the parser
     made of it), without whitespace at either end."""
-    bounds = []
-    for sent in doc.sents:
-        start = sent.start
-        for i in range(sent.start, sent.end):
-            if toks[i].space and "\n" in toks[i].text:
-                bounds.append((start, i))
-                start = i + 1
-        bounds.append((start, sent.end))
+    bounds, start = [], 0
+    for t in toks:
+        if t.sent_start and t.i > start:
+            bounds.append((start, t.i))
+            start = t.i
+        if t.space and "\n" in t.text:
+            bounds.append((start, t.i))
+            start = t.i + 1
+    bounds.append((start, len(toks)))
     trimmed = []
     for start, end in bounds:
         while start < end and toks[start].space:
@@ -256,7 +260,7 @@ def _heap_share(toks: list[_Token], run: int) -> float:
 def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
     cfg = reader.cfg
     toks = _tokens(doc)
-    sentences = tuple(_sentence(doc, toks, start, end, reader) for start, end in _sentence_bounds(doc, toks))
+    sentences = tuple(_sentence(doc, toks, start, end, reader) for start, end in _sentence_bounds(toks))
     openings = Counter(s.words[: cfg.opening_words] for s in sentences if len(s.words) > cfg.opening_words)
     repeated = sum(n for n in openings.values() if n > 1)
     yours = frozenset(toks[t.head].lower for t in toks

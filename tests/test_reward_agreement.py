@@ -28,3 +28,13 @@ def test_dev_agreement_and_signs(dev):
     assert dev.share_below_zero("salad") == dev.share_below_zero("placeholder") == 1.0
     assert dev.share_below_zero("off_target") >= 0.95
     assert min(dev.rate(k) for k in dev.pairs) >= 0.95
+
+
+def test_heldout_agreement_and_signs():
+    """Floors at what was measured once, at the end (0.917 overall; targets 0.95 and all-signs not met on
+    held-out: four plain replies fail the coherence gate, see docs/reward.md)."""
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.9
+    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("salad") >= 0.95 and heldout.share_below_zero("off_target") >= 0.85
+    assert heldout.rate("oversold") == 1.0 and heldout.rate("salad", "careful") >= 0.95
