@@ -5,6 +5,7 @@
 and `close`, so the algorithm does not know how many processes learn.
 """
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,12 @@ class PolicyUpdate:
     def apply(self, samples: list[Sample], advantages: torch.Tensor | None = None, loss_scale: float | None = None,
               micro_batches: int = 0) -> dict[str, float]:
         """One learner step (see `GRPOLearner.step`), then every later request to the replica sees the new
-        weights."""
+        weights. Adds the time of each (`timing/learner_s`, `timing/weight_sync_s`)."""
+        started = time.monotonic()
         metrics = self.learner.step(samples, advantages, loss_scale, micro_batches)
+        learned = time.monotonic()
         self.engine.load_weights(full_state_dict(self.learner.model))
-        return metrics
+        return {**metrics, "timing/learner_s": learned - started, "timing/weight_sync_s": time.monotonic() - learned}
 
     def save(self, step: int, metrics: dict[str, Any]) -> None:
         save_checkpoint(self.run_dir, step, self.learner.model, self.tokenizer, self.learner.optimizer, self.config,
