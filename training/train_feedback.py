@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from common.cli import OneLineErrors
 from data import SPLITS, DatasetError, load_feedback
 from training.config import (
     RunConfig,
@@ -42,7 +43,7 @@ from training.config import (
     write_resolved_config,
 )
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 logger = logging.getLogger("training")
 
 
