@@ -119,6 +119,7 @@ def plot_reward_curve(records: list[dict[str, Any]], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     train = [r for r in records if r.get("split") == "train"]
     val = [r for r in records if r.get("split") == "val"]
@@ -150,15 +151,21 @@ def plot_reward_curve(records: list[dict[str, Any]], path: Path) -> None:
     clipped.set_ylabel("cut at max_tokens")
     len_ax.set_title("Reply length")
     health_ax.plot(*_series(train, "grad_norm"), label="grad norm (before clipping)")
-    health_ax.plot(*_series(train, "clip_ratio/region_mean"), label="clipped tokens")
-    health_ax.plot(*_series(train, "sampling/sampling_logp_difference/mean"), label="|logp server - learner|")
+    health_ax.plot(*_series(train, "clip_ratio/region_mean"), label="clipped tokens (share)")
+    gap = health_ax.twinx()  # ~1e-6 when server and learner agree: its own log axis
+    gap_steps, gap_values = _series(train, "sampling/sampling_logp_difference/mean")
+    if any(v > 0 for v in gap_values):
+        gap.set_yscale("log")
+    gap.plot(gap_steps, gap_values, ":", color="tab:green", label="|logp server - learner| (right)")
     health_ax.set_title("Learner health")
     for ax in axes.flat:
         ax.set_xlabel("step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    clipped.legend(fontsize=8, loc="lower right")
+            ax.legend(fontsize=8, loc="upper left")
+    clipped.legend(fontsize=8, loc="upper right")
+    gap.legend(fontsize=8, loc="lower right")
     fig.suptitle("GRPO training", fontsize=14)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

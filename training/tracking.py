@@ -114,7 +114,10 @@ class MlflowTracker:
         except ImportError:
             raise TrackerError("tracking.report_to has mlflow, but the mlflow package is not installed "
                                "(pip install -e '.[mlflow]')") from None
-        uri = uri or os.environ.get("MLFLOW_TRACKING_URI") or (run_dir / "mlruns").resolve().as_uri()
+        uri = uri or os.environ.get("MLFLOW_TRACKING_URI")
+        if uri is None:  # MLflow 3 keeps its file store only on request (it prefers a database: sqlite:///...)
+            uri = (run_dir / "mlruns").resolve().as_uri()
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         self.client = MlflowClient(tracking_uri=uri)
         id_file = run_dir / "mlflow_run_id"
         if id_file.is_file():
