@@ -2,6 +2,7 @@
 resumed run continues its own history, and a tracker that fails mid-run is dropped without stopping training."""
 
 import logging
+import time
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -58,8 +59,11 @@ def test_wandb_offline_writes_the_run_locally(tmp_path, monkeypatch):
     assert wandb.run is None  # finished
     files = list((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))  # what `wandb sync` uploads later
     assert len(files) == 1
-    data = files[0].read_bytes()
-    assert all(name.encode() in data for name in ("train/reward", "train/rewards/length/mean", "val/reward"))
+    names = [name.encode() for name in ("train/reward", "train/rewards/length/mean", "val/reward")]
+    deadline = time.monotonic() + 60  # wandb-core, a process of its own, flushes the file after finish() returns
+    while not all(name in files[0].read_bytes() for name in names) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert all(name in files[0].read_bytes() for name in names)
 
 
 def test_mlflow_logs_to_a_file_store_and_a_resume_continues_the_run(tmp_path):

@@ -10,7 +10,8 @@ as 0 / 1). `tracking.report_to` in the run config picks them, as TRL's `report_t
 
 W&B and MLflow are optional extras (`pip install -e '.[wandb]'` / `'.[mlflow]'`), imported only when asked for.
 On resume, TensorBoard drops what an earlier process logged past the checkpoint (as metrics.jsonl does), W&B
-continues the run's id and MLflow the run id kept in <run>/mlflow_run_id. A tracker that fails mid-run is
+reuses the run's id (online it continues the run; offline, wandb ignores `resume` and writes a new offline-run-*
+folder under the same id) and MLflow continues the run id kept in <run>/mlflow_run_id. A tracker that fails mid-run is
 dropped with one warning: a long run never dies for a dashboard.
 """
 
