@@ -146,7 +146,7 @@ def default_model() -> Path:
     from policy.tiny import ensure_default_policy
 
     cfg = load_run_config()
-    return ensure_default_policy(cfg.resolve(cfg.policy.build_config))
+    return ensure_default_policy(cfg.resolve(cfg.policy.tiny_config))
 
 
 def parse_counts(nproc: str | None, device: str) -> list[int]:

@@ -76,8 +76,8 @@ def _annotation(model: type[BaseModel], key: str, error: type[Exception]) -> Any
             fields = target.model_fields
             if part not in fields:
                 close = difflib.get_close_matches(part, fields, n=1)
-                guess = ".".join([*parts[:i], close[0]]) if close else next(
-                    (k for k in _keys(target, section) if k.endswith("." + part)), None)  # `lr` for `grpo.lr`
+                guess = next((k for k in _keys(target, section) if k.endswith("." + part)),  # `lr`: `grpo.lr`
+                             ".".join([*parts[:i], close[0]]) if close else None)
                 hint = f"did you mean {guess}? " if guess else ""
                 where = f"{section} has" if section else "settings are"
                 raise error(f"{key}: unknown setting ({hint}{where}: {', '.join(fields)})")

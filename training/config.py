@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from common.config_files import read_yaml, validate_model
 from common.files import write_text_atomic
 from common.overrides import apply_overrides, deep_merge
+from policy.loading import PolicyName
+from policy.lora import LoraSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUN_CONFIG = REPO_ROOT / "configs" / "oneclick.yaml"
@@ -26,8 +28,13 @@ class _Strict(BaseModel):
 
 
 class PolicySection(_Strict):
-    build_config: Path
+    """Which weights a run starts from: a built-in policy (`name`) or any local HF causal LM / LoRA adapter
+    directory (`model`, which wins). policy/loading.py resolves them."""
+
+    name: PolicyName  # smollm2: the pretrained chat model (default); tiny: the scratch GPT-2
     model: Path | None
+    tiny_config: Path
+    smollm2_config: Path
 
 
 class DataSection(_Strict):
@@ -103,6 +110,7 @@ class DistributedSection(_Strict):
 
 
 class SmokeSection(_Strict):
+    policy: PolicyName
     steps: int = Field(ge=0)
     val_every: int = Field(ge=1)
     checkpoint_every: int = Field(ge=1)
@@ -123,6 +131,7 @@ class RunConfig(_Strict):
     sampling: SamplingSection
     val_seed: int
     grpo: GRPOConfig
+    lora: LoraSettings
     steps: int = Field(ge=0)
     val_every: int = Field(ge=1)
     checkpoint_every: int = Field(ge=1)
@@ -140,6 +149,7 @@ class RunConfig(_Strict):
                                                          "group_size": s.group_size, "n_runners": s.n_runners}),
             "data": self.data.model_copy(update={"val_limit": s.val_limit}),
             "sampling": self.sampling.model_copy(update={"max_tokens": s.max_tokens}),
+            "policy": self.policy.model_copy(update={"name": s.policy}),
         })
 
     def resolve(self, path: Path) -> Path:

@@ -27,6 +27,7 @@ shard of it, and `loss_scale` makes the wrapper's gradient average equal the sin
 import contextlib
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -171,17 +172,23 @@ class GRPOLearner:
 
     def __init__(self, model: nn.Module, ref_model: nn.Module | None, config: GRPOConfig, pad_token_id: int,
                  device: torch.device | str = "cpu", autocast_dtype: torch.dtype | None = None,
+                 reference_mode: Callable[[], contextlib.AbstractContextManager] | None = None,
                  max_completion_length: int | None = None):
+        """`ref_model`: the KL reference as a separate model (full fine-tuning); or `reference_mode`: a context
+        in which `model` itself computes the reference (LoRA: the base with its adapters disabled).
+        `max_completion_length`: dr_grpo's normaliser, the sampling max_tokens."""
         self.model = model  # may be wrapped in DistributedDataParallel or sharded by FSDP
         self.ref_model = ref_model
+        self.reference_mode = reference_mode
         self.config = config
         self.pad_token_id = pad_token_id
         self.device = torch.device(device)
         self.autocast_dtype = autocast_dtype  # bf16 on GPUs that support it; logprobs are still taken in fp32
-        self.max_completion_length = max_completion_length  # dr_grpo's normaliser: the sampling max_tokens
+        self.max_completion_length = max_completion_length
         if config.loss_type == "dr_grpo" and not max_completion_length:
             raise ValueError("loss_type dr_grpo needs max_completion_length (the sampling max_tokens)")
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        trainable = [p for p in model.parameters() if p.requires_grad]  # the adapters alone under LoRA
+        self.optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
         if ref_model is not None:
             ref_model.requires_grad_(False).eval()
 
@@ -218,11 +225,7 @@ class GRPOLearner:
                 with autocast:
                     new_logp, mask, entropy = response_logprobs(self.model, batch, self.pad_token_id, self.device,
                                                                 entropy=True)
-                    ref_logp = None
-                    if self.ref_model is not None and cfg.kl_coef > 0:
-                        with torch.no_grad():
-                            ref_logp = response_logprobs(self.ref_model, batch, self.pad_token_id,
-                                                         self.device).logprobs
+                    ref_logp = self._reference_logprobs(batch) if cfg.kl_coef > 0 else None
                 old_logp, scored = self._behaviour_logprobs(batch, new_logp)
                 loss, stats = grpo_loss(new_logp, old_logp, ref_logp, advantages[idx].to(self.device), mask,
                                         cfg.clip_eps, cfg.kl_coef, cfg.loss_type, self.max_completion_length)
@@ -265,6 +268,15 @@ class GRPOLearner:
             "update_skipped": float(skipped),
             "response_tokens": int(sums["tokens"]),
         }
+
+    @torch.no_grad()
+    def _reference_logprobs(self, batch: list[Sample]) -> torch.Tensor | None:
+        if self.reference_mode is not None:
+            with self.reference_mode():
+                return response_logprobs(self.model, batch, self.pad_token_id, self.device).logprobs
+        if self.ref_model is not None:
+            return response_logprobs(self.ref_model, batch, self.pad_token_id, self.device).logprobs
+        return None
 
     @staticmethod
     def _behaviour_logprobs(batch: list[Sample], new_logp: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
