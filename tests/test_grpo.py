@@ -102,9 +102,10 @@ def test_step_metrics_come_from_the_models_logits():
     with torch.no_grad():
         logp, mask, entropy = response_logprobs(model, batch, 0, CPU, entropy=True)
         probs = torch.softmax(model(torch.tensor([[1, 2, 7, 8]])).logits[0, 1], -1)
-    assert entropy[0, 0].item() == pytest.approx(-(probs * probs.log()).sum().item(), rel=1e-4)
+    first = -2  # responses are right-aligned: sample 0's first response token
+    assert entropy[0, first].item() == pytest.approx(-(probs * probs.log()).sum().item(), rel=1e-4)
     for s, row, n in zip(batch, logp, (2, 3), strict=True):
-        s.behaviour_logprobs = (row[:n] - 0.25).tolist()  # a server 0.25 nats off on every token
+        s.behaviour_logprobs = (row[-n:] - 0.25).tolist()  # a server 0.25 nats off on every token
     metrics = learner.step(batch)
     assert metrics["sampling/sampling_logp_difference/mean"] == pytest.approx(0.25, abs=1e-5)
     assert metrics["sampling/sampling_logp_difference/max"] == pytest.approx(0.25, abs=1e-5)
@@ -136,7 +137,9 @@ def test_response_logprobs_match_a_manual_forward():
     logits = model(torch.tensor([[1, 2, 3, 4, 5]])).logits[0]  # raw: the server reports temperature-1 logprobs
     expected = torch.log_softmax(logits, -1)[[2, 3], [4, 5]]
     assert torch.allclose(logp[0], expected, atol=1e-5)
-    assert mask.tolist() == [[1, 1], [1, 0]] and entropy is None
+    short_logits = model(torch.tensor([[1, 6]])).logits[0]  # the left-padded short row computes the same
+    assert torch.allclose(logp[1, 1], torch.log_softmax(short_logits, -1)[0, 6], atol=1e-5)
+    assert mask.tolist() == [[1, 1], [0, 1]] and entropy is None  # responses are right-aligned
 
 
 def test_learner_raises_probability_of_rewarded_responses():

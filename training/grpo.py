@@ -81,34 +81,36 @@ class ResponseLogprobs(NamedTuple):
 
 def response_logprobs(model: nn.Module, samples: list[Sample], pad_id: int, device: torch.device,
                       entropy: bool = False) -> ResponseLogprobs:
-    """Per-token log-probabilities of each sample's response tokens under `model`, from the raw logits."""
+    """Per-token log-probabilities of each sample's response tokens under `model`, from the raw logits.
+
+    Left padding (with position ids from the mask, as `generate` uses) puts every response at the end of its
+    row, so only the last `max_response + 1` positions go through the output head and the softmax
+    (`logits_to_keep`): with a 49k vocabulary the logits of the prompt positions were most of the memory and
+    a third of the time of a SmolLM2 step. Returns (logprobs, mask, entropy), [batch, max_response_len];
+    a row's response is right-aligned in them, padded positions have mask 0."""
     seqs = [s.prompt_ids + s.response_ids for s in samples]
     width = max(len(s) for s in seqs)
+    max_resp = max(len(s.response_ids) for s in samples)
     input_ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(seqs), width), dtype=torch.long)
-    for i, seq in enumerate(seqs):  # right padding: positions stay 0..n-1 for every row
-        input_ids[i, : len(seq)] = torch.tensor(seq)
-        attention[i, : len(seq)] = 1
-    input_ids, attention = input_ids.to(device), attention.to(device)
-    all_logp = F.log_softmax(model(input_ids=input_ids, attention_mask=attention).logits[:, :-1].float(), dim=-1)
-    token_logp = torch.gather(all_logp, 2, input_ids[:, 1:, None]).squeeze(-1)
+    for i, seq in enumerate(seqs):
+        input_ids[i, width - len(seq):] = torch.tensor(seq)
+        attention[i, width - len(seq):] = 1
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    input_ids, attention, positions = input_ids.to(device), attention.to(device), positions.to(device)
+    logits = model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
+                   logits_to_keep=max_resp + 1).logits[:, :-1].float()  # position p predicts token p + 1
+    all_logp = F.log_softmax(logits, dim=-1)
+    token_logp = torch.gather(all_logp, 2, input_ids[:, width - max_resp:, None]).squeeze(-1)
+    mask = torch.zeros((len(samples), max_resp), device=device)
+    for i, s in enumerate(samples):
+        mask[i, max_resp - len(s.response_ids):] = 1
+    token_logp = token_logp * mask
     token_entropy = None
     if entropy:
         with torch.no_grad():
-            token_entropy = -(all_logp.exp() * all_logp).sum(-1)
-
-    max_resp = max(len(s.response_ids) for s in samples)
-    out = torch.zeros((len(samples), max_resp), device=device)
-    mask = torch.zeros((len(samples), max_resp), device=device)
-    ent = torch.zeros((len(samples), max_resp), device=device) if entropy else None
-    for i, s in enumerate(samples):
-        start = len(s.prompt_ids) - 1  # logits at position p predict token p + 1
-        n = len(s.response_ids)
-        out[i, :n] = token_logp[i, start : start + n]
-        mask[i, :n] = 1
-        if ent is not None:
-            ent[i, :n] = token_entropy[i, start : start + n]
-    return ResponseLogprobs(out, mask, ent)
+            token_entropy = -(all_logp.exp() * all_logp).sum(-1) * mask
+    return ResponseLogprobs(token_logp, mask, token_entropy)
 
 
 def grpo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, advantages: torch.Tensor,
@@ -284,8 +286,10 @@ class GRPOLearner:
         the current policy's (ratio 1, which is exact for the first update after a weight sync)."""
         old = new_logp.detach().clone()
         scored = torch.zeros_like(old)
+        width = old.shape[1]  # responses are right-aligned (response_logprobs)
         for i, s in enumerate(batch):
-            if s.behaviour_logprobs is not None and len(s.behaviour_logprobs) == len(s.response_ids):
-                old[i, : len(s.response_ids)] = torch.tensor(s.behaviour_logprobs, device=old.device)
-                scored[i, : len(s.response_ids)] = 1
+            n = len(s.response_ids)
+            if s.behaviour_logprobs is not None and len(s.behaviour_logprobs) == n:
+                old[i, width - n:] = torch.tensor(s.behaviour_logprobs, device=old.device)
+                scored[i, width - n:] = 1
         return old, scored
