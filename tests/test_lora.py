@@ -24,7 +24,7 @@ CORPUS = ["Thank you for the question about the sample.", "We will verify the sa
           "The results are preliminary and the evidence is not yet conclusive."] * 4
 MESSAGES = [{"role": "system", "content": "Reply to the feedback."},
             {"role": "user", "content": "The sample is small; how was it drawn?"}]
-SETTINGS = LoraSettings(r=4, alpha=8)
+SETTINGS = LoraSettings(enabled=True, r=4, alpha=8, dropout=0.0, target_modules="all-linear")
 
 
 @pytest.fixture(scope="module")
