@@ -31,13 +31,14 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 
 from agents.governance.config import ClassifierConfig, InjectionConfig
 from agents.governance.rules import InjectionGuard
-from data.governance_eval import load_governance_eval
+from data.governance_eval import GOVERNANCE_EVAL_PATH, load_governance_eval
 from data.loader import DATA_DIR
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parents[2] / ".cache" / "governance"  # GOVERNANCE_CACHE_DIR overrides
 PLACEHOLDER = regex.compile(r"<[A-Z_]+_\d+>|\[removed: [^\]]*\]")
+TRAINING_VERSION = 1  # bump when training_rows or build_pipeline change meaning: the cache key changes with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +87,17 @@ def build_pipeline(config: ClassifierConfig) -> Pipeline:
     return Pipeline([("features", features), ("model", model)])
 
 
-def cache_key(config: ClassifierConfig, rows: list[tuple[str, str]]) -> str:
-    digest = hashlib.sha256()
-    digest.update(json.dumps([config.model_dump(mode="json"), sklearn.__version__, rows], ensure_ascii=False).encode())
+def training_sources(config: ClassifierConfig) -> list[Path]:
+    return [DATA_DIR / f"feedback_{split}.jsonl" for split in config.dataset_splits] + [GOVERNANCE_EVAL_PATH]
+
+
+def cache_key(config: ClassifierConfig, injection: InjectionConfig) -> str:
+    """Everything the fitted model depends on: settings, training files, the injection guard that cleans
+    them, scikit-learn's version. Hashing the files' bytes keeps a cache hit to milliseconds."""
+    digest = hashlib.sha256(json.dumps([TRAINING_VERSION, sklearn.__version__, config.model_dump(mode="json"),
+                                        injection.model_dump(mode="json")]).encode())
+    for path in training_sources(config):
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -107,13 +116,13 @@ class FeedbackClassifier:
     def load(cls, config: ClassifierConfig, injection: InjectionConfig, cache_dir: Path | None = None
              ) -> FeedbackClassifier:
         """The cached model for this config and training data, trained and cached first if there is none."""
-        rows = training_rows(config, InjectionGuard(injection))
-        path = (cache_dir or default_cache_dir()) / f"classifier-{cache_key(config, rows)}.joblib"
+        path = (cache_dir or default_cache_dir()) / f"classifier-{cache_key(config, injection)}.joblib"
         if path.exists():
             try:
                 return cls(joblib.load(path))
             except Exception as exc:  # a damaged or foreign cache file: retrain over it
                 log.warning("governance classifier cache %s unusable (%s): retraining", path, type(exc).__name__)
+        rows = training_rows(config, InjectionGuard(injection))
         pipeline = build_pipeline(config).fit([text for text, _ in rows], [label for _, label in rows])
         save_atomic(pipeline, path)
         return cls(pipeline)

@@ -70,7 +70,8 @@ class DecisionPolicy:
             if conflict:
                 verdict = Verdict("escalate", self.policy.conflict_confidence, [self.policy.conflict_reason])
             else:
-                verdict = Verdict("reject", max(max(f.config.confidence, _agreeing(scores, classifier, f)) for f in rejecting))
+                confidence = max(max(f.config.confidence, _agreeing(scores, classifier, f)) for f in rejecting)
+                verdict = Verdict("reject", confidence)
         elif injected and words_left(agent_text) < self.injection.min_words_left:
             verdict = Verdict("reject", self.injection.only_confidence, [self.injection.only_reason])
         elif weak:
@@ -100,7 +101,8 @@ class DecisionPolicy:
         return Verdict("reject", 1.0, [self.policy.empty_reason], [EMPTY_FLAG])
 
 
-def weak_signals(scores: ClassifierScores, config: ClassifierConfig, fired: list[FiredRule]) -> list[tuple[str, float]]:
+def weak_signals(scores: ClassifierScores, config: ClassifierConfig,
+                 fired: list[FiredRule]) -> list[tuple[str, float]]:
     """Labels the classifier gives at least their threshold to and that no fired rule already stands for,
     most probable first."""
     covered = {flag for f in fired for flag in f.config.flags}
