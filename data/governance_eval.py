@@ -41,9 +41,9 @@ class GovernanceCase(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "GovernanceCase":
-        missing = [p.value for p in self.pii if p.value not in self.feedback]
+        missing = [i for i, p in enumerate(self.pii) if p.value not in self.feedback]
         if missing:
-            raise ValueError(f"pii value {missing[0]!r} does not occur in feedback")
+            raise ValueError(f"pii.{missing[0]}.value does not occur in feedback")
         if self.safety and self.expected_decision != "escalate":
             raise ValueError("a safety case must expect escalate")
         return self

@@ -11,13 +11,15 @@ PERSON). The set's values are invented for it, so misses may be printed.
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from agents.governance.classifier import FeedbackClassifier
 from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
 from data.governance_eval import EVAL_SPLITS, GOVERNANCE_EVAL_PATH, GovernanceCase, load_governance_eval
@@ -58,8 +60,9 @@ class SplitReport:
         return self.pii_redacted[entity_type] / n if n else None
 
     def to_json_dict(self) -> dict:
-        data = asdict(self)
-        data |= {"decision_share": round(self.decision_share, 4),
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data |= {"pii_values": dict(self.pii_values), "pii_redacted": dict(self.pii_redacted),
+                 "decision_share": round(self.decision_share, 4),
                  "pii_recall": {t: round(self.recall(t), 4) for t in sorted(self.pii_values)}}
         return data
 
@@ -126,6 +129,25 @@ def evaluate(cases: list[GovernanceCase], engine: GovernanceEngine | None = None
     return reports
 
 
+def cross_validate(dev: list[GovernanceCase], engine: GovernanceEngine, folds: int) -> SplitReport:
+    """Dev scored fold by fold, each fold governed by a classifier trained without it (seeded split)."""
+    order = [case.id for case in dev]
+    random.Random(0).shuffle(order)
+    report = SplitReport(f"dev, classifier cross-validated in {folds} folds")
+    trained = engine.classifier
+    try:
+        for k in range(folds):
+            fold = frozenset(order[k::folds])
+            engine.classifier = FeedbackClassifier.train(engine.config.classifier, engine.config.prompt_injection,
+                                                         exclude=fold)
+            cases = [case for case in dev if case.id in fold]
+            for case, result in zip(cases, engine.govern_many([c.feedback for c in cases]), strict=True):
+                score_case(report, case, result)
+    finally:
+        engine.classifier = trained
+    return report
+
+
 def render(report: SplitReport, verbose: bool) -> list[str]:
     r = report
     lines = [f"== {r.split}: {r.cases} messages",
@@ -159,8 +181,10 @@ def main(
     file: Annotated[Path, typer.Option(help="the evaluation set")] = GOVERNANCE_EVAL_PATH,
     as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
     quiet: Annotated[bool, typer.Option(help="figures only, no list of misses")] = False,
-    classifier: Annotated[bool, typer.Option(help="use the learned classifier (--no-classifier: rules only, "
-                                                  "to measure what it adds)")] = True,
+    classifier: Annotated[bool | None, typer.Option(help="force the learned classifier on or off (default: as "
+                                                         "configured), to measure what it adds")] = None,
+    cv_folds: Annotated[int, typer.Option(help="score dev by K-fold cross-validation of the classifier (dev is "
+                                               "in its training data); 0: no", min=0)] = 0,
 ) -> None:
     """Decisions, safety, PII recall, false redactions and sentiment on the hand-written set."""
     try:
@@ -169,16 +193,18 @@ def main(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
     engine = get_engine()
-    if not classifier:
+    if classifier is not None and classifier != engine.config.classifier.enabled:
         config = engine.config.model_copy(update={"classifier": engine.config.classifier.model_copy(
-            update={"enabled": False})})
+            update={"enabled": classifier})})
         engine = GovernanceEngine(config)
     reports = evaluate(cases, engine)
-    ordered = [reports[s] for s in EVAL_SPLITS if s in reports]
+    if cv_folds and engine.classifier is not None and "dev" in reports:
+        reports["dev"] = cross_validate([c for c in cases if c.split == "dev"], engine, cv_folds)
+    ordered = {name: reports[name] for name in EVAL_SPLITS if name in reports}
     if as_json:
-        typer.echo(json.dumps({r.split: r.to_json_dict() for r in ordered}, ensure_ascii=False))
+        typer.echo(json.dumps({name: r.to_json_dict() for name, r in ordered.items()}, ensure_ascii=False))
         return
-    for report in ordered:
+    for report in ordered.values():
         typer.echo("\n".join(render(report, verbose=not quiet)))
 
 
