@@ -41,7 +41,7 @@ class NameCueConfig(_Strict):
     title or a dash, on a signature line. `{name}` in a pattern stands for the `name` regex."""
 
     enabled: bool = True
-    score: float = Field(0.6, ge=0, le=1)
+    score: float = Field(0.9, ge=0, le=1, description="above spaCy's 0.85: a name after a cue stays a PERSON")
     name: str = r"\p{Lu}\p{Ll}+(?:[ -]\p{Lu}\p{Ll}+){0,2}"
     patterns: list[str] = Field(default_factory=list)
 
@@ -73,9 +73,9 @@ class PiiConfig(_Strict):
 class RuleConfig(_Strict):
     """One compliance rule: it fires when its patterns say so and yields a decision with a reason.
 
-    `any_of`: fires when at least `min_matches` of these patterns match.
-    `none_of`: fires only when none of these match (e.g. off-topic = no word about the work).
-    A rule may use both; `min_words` ignores messages too short to judge.
+    `any_of`: fires when at least `min_matches` of these patterns match: positive evidence, required, so no
+    decision rests on what a message lacks. `none_of`: stops the rule when one of these matches (off-topic
+    stops when the work is mentioned). `min_words` ignores messages too short to judge.
     """
 
     name: str
@@ -95,8 +95,8 @@ class RuleConfig(_Strict):
 
     @model_validator(mode="after")
     def _has_patterns(self) -> RuleConfig:
-        if not self.any_of and not self.none_of:
-            raise ValueError(f"rule {self.name!r} needs any_of or none_of patterns")
+        if not self.any_of:
+            raise ValueError(f"rule {self.name!r} needs any_of patterns: decisions rest on positive evidence")
         return self
 
 
@@ -108,7 +108,7 @@ class InjectionConfig(_Strict):
     reason: str
     only_reason: str = "prompt injection only: nothing left to answer"
     only_confidence: float = Field(0.9, ge=0, le=1)
-    min_words_left: int = Field(3, ge=0, description="fewer words left after the cut: the message was only an attack")
+    min_words_left: int = Field(2, ge=0, description="fewer words left after the cut: the message was only an attack")
     replacement: str
     patterns: list[str] = Field(min_length=1)
 
@@ -132,7 +132,7 @@ class ClassifierConfig(_Strict):
     probabilities become weak signals. `thresholds`: a label at or above its threshold, where no rule with the
     same flag fired, escalates; `escalate_labels` do so even when a reject rule fired."""
 
-    enabled: bool = True
+    enabled: bool = False
     answer_label: str = "feedback"
     dataset_splits: list[str] = ["train"]
     dataset_labels: dict[str, str] = Field(default_factory=dict, description="dataset category -> label")
@@ -154,7 +154,7 @@ class GovernanceConfig(_Strict):
     limits: LimitsConfig = LimitsConfig()
     pii: PiiConfig
     policy: PolicyConfig = PolicyConfig()
-    classifier: ClassifierConfig = ClassifierConfig(enabled=False)
+    classifier: ClassifierConfig = ClassifierConfig()
     rules: list[RuleConfig]
     prompt_injection: InjectionConfig
 

@@ -36,8 +36,6 @@ class CompiledRule:
             return False
         if any(p.search(text) for p in self.none_of):
             return False
-        if not self.any_of:
-            return True
         if self.config.min_matches == 1:
             return any(p.search(text) for p in self.any_of)
         hits = 0
@@ -47,7 +45,6 @@ class CompiledRule:
                 if hits >= self.config.min_matches:
                     return True
         return False
-
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the `any_of` patterns match: the evidence, cut out when asking what else the message says."""
