@@ -29,11 +29,11 @@ import torch
 from agents.prompt import build_messages
 from data import load_feedback, load_lessons
 from policy.loading import load_model, load_tokenizer, resolve_policy_dir
-from policy.lora import LoraSettings, add_lora, reference_mode
+from policy.lora import add_lora, reference_mode
 from policy.server import PolicyEngine, SamplingRow
 from policy.tiny_data import governed_feedback
-from training.config import REPO_ROOT
-from training.grpo import GRPOConfig, GRPOLearner, Sample
+from training.config import REPO_ROOT, load_run_config
+from training.grpo import GRPOLearner, Sample
 
 
 def prompts(n: int) -> list[list[dict]]:
@@ -73,7 +73,9 @@ def main() -> None:
     tokenizer = load_tokenizer(path)
     base = load_model(path).eval()
     torch.manual_seed(0)
-    policy = add_lora(load_model(path), LoraSettings())
+    run = load_run_config()  # the run's own LoRA and learner settings (configs/oneclick.yaml)
+    lora = run.lora
+    policy = add_lora(load_model(path), lora)
     engine = PolicyEngine(policy, tokenizer, model_name="policy")
     batch = [engine.prompt_ids(m) for m in prompts(args.prompts)]
 
@@ -96,8 +98,8 @@ def main() -> None:
         if seconds < best["engine"]:
             best["engine"], tokens["engine"] = seconds, sum(len(s.token_ids) for s in samples)
 
-    learner = GRPOLearner(policy, None, GRPOConfig(lr=2e-4, kl_coef=0.05), pad_token_id=engine.pad_id,
-                          reference_mode=lambda: reference_mode(policy))
+    learner = GRPOLearner(policy, None, run.grpo, pad_token_id=engine.pad_id,
+                          reference_mode=lambda: reference_mode(policy), max_completion_length=run.sampling.max_tokens)
     rng = random.Random(0)
     batch_samples = [Sample(str(i // 4), p, s.token_ids, rng.uniform(-1, 1), s.logprobs)
                      for i, (p, s) in enumerate(zip(batch, samples, strict=True))]
@@ -110,7 +112,7 @@ def main() -> None:
 
     result = {
         "policy": args.policy, "model_dir": str(path), "prompts": len(batch), "max_tokens": args.max_tokens,
-        "threads": torch.get_num_threads(), "lora": LoraSettings().model_dump(mode="json"),
+        "threads": torch.get_num_threads(), "lora": lora.model_dump(mode="json"),
         "trainable_parameters": sum(p.numel() for p in policy.parameters() if p.requires_grad),
         "hf_generate": {"seconds": best["hf_generate"], "tokens": tokens["hf_generate"],
                         "tokens_per_s": tokens["hf_generate"] / best["hf_generate"]},

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
@@ -27,6 +28,8 @@ class SentimentConfig(BaseModel):
     positive_min: float = Field(0.05, ge=-1, le=1, description="compound >= this is positive")
     window_words: int = Field(200, ge=20, le=2000, description="VADER is quadratic in words: score windows")
     lexicon_updates: dict[str, float] = Field(default_factory=dict)
+    phrase_valence: dict[str, float] = Field(default_factory=dict, description="multi-word expressions VADER "
+                                             "cannot score word by word (valence on VADER's -4..4 scale)")
 
     @model_validator(mode="after")
     def _ordered(self) -> "SentimentConfig":
@@ -54,6 +57,15 @@ class SentimentLabeller:
         self.config = config
         self.vader = SentimentIntensityAnalyzer()
         self.vader.lexicon.update(config.lexicon_updates)
+        # Each phrase becomes one made-up word with the phrase's valence, so VADER's own rules (negation,
+        # boosters, "but") still apply around it; a valence of 0 just hides the words ("feel like", "for good").
+        self._phrases: list[tuple[regex.Pattern, str]] = []
+        for i, (phrase, valence) in enumerate(sorted(config.phrase_valence.items(), key=lambda kv: -len(kv[0]))):
+            token = f"vaderphrase{i}x"
+            words = r"\s+".join(regex.escape(word) for word in phrase.split())
+            self._phrases.append((regex.compile(rf"(?<!\w){words}(?!\w)", regex.IGNORECASE), token))
+            if valence:
+                self.vader.lexicon[token] = valence
 
     def label(self, text: str) -> Sentiment:
         compound = self.scores(text)["compound"]
@@ -67,7 +79,7 @@ class SentimentLabeller:
 
     def scores(self, text: str) -> dict[str, float]:
         """VADER's `neg`, `neu`, `pos` and `compound`, windowed on long text (averages weighted by words)."""
-        words = self._describe_emoji(text).split()
+        words = self._with_phrases(self._describe_emoji(text)).split()
         if not words:
             return {"neg": 0.0, "neu": 0.0, "pos": 0.0, "compound": 0.0}
         size = self.config.window_words
@@ -79,6 +91,11 @@ class SentimentLabeller:
             for key, value in self.vader.polarity_scores(" ".join(window)).items():
                 totals[key] += value * len(window)
         return {key: value / len(words) for key, value in totals.items()}
+
+    def _with_phrases(self, text: str) -> str:
+        for pattern, token in self._phrases:
+            text = pattern.sub(token, text)
+        return text
 
     def _describe_emoji(self, text: str) -> str:
         """VADER's own emoji-to-words step, done up front so the windows count the words it would see."""

@@ -4,6 +4,7 @@
 CSV file, or a saved Hugging Face dataset. Below `policy` and `training`, which both read it.
 """
 
+from data.governance_eval import EVAL_SPLITS, GOVERNANCE_EVAL_PATH, GovernanceCase, load_governance_eval
 from data.loader import (
     DATA_DIR,
     LESSONS_PATH,
@@ -16,5 +17,5 @@ from data.loader import (
     resolve_source,
 )
 
-__all__ = ["DATA_DIR", "LESSONS_PATH", "SPLITS", "DatasetError", "FeedbackTask", "Lesson", "load_feedback",
-           "load_lessons", "resolve_source"]
+__all__ = ["DATA_DIR", "EVAL_SPLITS", "GOVERNANCE_EVAL_PATH", "LESSONS_PATH", "SPLITS", "DatasetError", "FeedbackTask",
+           "GovernanceCase", "Lesson", "load_feedback", "load_governance_eval", "load_lessons", "resolve_source"]

@@ -21,17 +21,17 @@ ADAPTER_FILE = "adapter_model.safetensors"
 
 
 class LoraSettings(BaseModel):
-    """The `lora:` section of the run config."""
+    """The `lora:` section of the run config (its values: configs/oneclick.yaml)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
-    r: int = Field(16, ge=1)
-    alpha: float = Field(32, gt=0)
-    dropout: float = Field(0.0, ge=0, lt=1)  # 0: the ratio must compare the function that sampled
+    enabled: bool
+    r: int = Field(ge=1)
+    alpha: float = Field(gt=0)
+    dropout: float = Field(ge=0, lt=1)  # 0: the ratio must compare the function that sampled
     # "all-linear": every linear layer of the blocks (q/k/v/o/gate/up/down on Llama, c_attn/c_proj/c_fc on
     # GPT-2), never the output head; or a list of module names.
-    target_modules: Literal["all-linear"] | list[str] = "all-linear"
+    target_modules: Literal["all-linear"] | list[str]
 
 
 def add_lora(model: nn.Module, settings: LoraSettings) -> PeftModel:

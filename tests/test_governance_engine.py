@@ -23,7 +23,8 @@ def test_the_issue_example_is_redacted_negative_and_escalated():
 
 def test_result_json_has_exactly_the_documented_shape():
     data = govern(DEMO).to_json_dict()
-    assert set(data) == {"redacted_text", "sentiment", "decision", "reasons", "flags", "entities"}
+    assert set(data) == {"redacted_text", "sentiment", "decision", "confidence", "reasons", "flags", "entities"}
+    assert isinstance(data["confidence"], float) and 0 <= data["confidence"] <= 1
     assert set(data["sentiment"]) == {"label", "compound"}
     assert isinstance(data["sentiment"]["compound"], float)
     assert data["decision"] in {"answer", "escalate", "reject"}
@@ -76,7 +77,7 @@ def test_govern_many_of_nothing_is_nothing():
 def test_empty_or_whitespace_text_is_rejected_as_empty(text):
     result = govern(text)
     assert result == GovernanceResult(
-        redacted_text="", sentiment={"label": "neutral", "compound": 0.0}, decision="reject",
+        redacted_text="", sentiment={"label": "neutral", "compound": 0.0}, decision="reject", confidence=1.0,
         reasons=["empty message: nothing to answer"], flags=["empty"], entities=[],
     )
 
@@ -139,3 +140,22 @@ def test_governance_and_reward_read_sentiment_with_one_labeller():
     governed = govern(feedback)
     assert governed.sentiment.label == "negative"
     assert default_scorer().analyze_feedback(governed.redacted_text).label == governed.sentiment.label
+
+
+@pytest.mark.parametrize("text", [
+    "You took the membership fee from my card twice last month, charged twice for one year. Please sort it.",
+    "We were double charged for the summer school. Please refund one of the payments.",
+    "I keep thinking about ending it. Nothing I do works out.",
+    "I won't be around much longer, so it does not matter what the results say.",
+    "I never got the file you promised, please send it again.",
+])
+def test_complaints_about_money_and_crisis_messages_read_negative(text):
+    """Issue #14: a double-charge complaint and a self-harm message scored positive before."""
+    assert default_labeller().label(text).label == "negative"
+
+
+def test_phrases_keep_vaders_own_rules_around_them():
+    labeller = default_labeller()
+    assert labeller.label("I was charged twice.").compound < 0
+    assert labeller.label("I was not charged twice, all good.").compound > 0  # negation still flips it
+    assert labeller.label("Thank you, the new charts are wonderful.").label == "positive"

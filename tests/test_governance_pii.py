@@ -104,3 +104,55 @@ def test_presidio_email_check_uses_the_offline_suffix_list():
 
     govern("write to jane@uni-example.edu")
     assert tld.TLD_EXTRACTOR.suffix_list_urls == ()  # al_integration's offline extractor, never a download
+
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("Is the archive complete?\nContact: Ŝtefan Ćwik-Nowak, room 12", "Ŝtefan Ćwik-Nowak"),
+    ("The maps are lovely. — Anaïs Lemaître", "Anaïs Lemaître"),
+    ("Please fix the legend.\n\nBest,\nDr. Chidi Okonkwo-Eze\nDept. of Geography", "Chidi Okonkwo-Eze"),
+    ("From: Þóra Sigurðardóttir\nSubject: wave 3\n\nWhere is the codebook?", "Þóra Sigurðardóttir"),
+    ("I was interviewed by Prof. Dr. Hans-Jürgen Müller last spring.", "Hans-Jürgen Müller"),
+    ("The export is broken. Thanks - Siân O'Rourke", "Siân O'Rourke"),
+    ("Forwarded:\n> Ngọc Trần <ngoc.tran@example.org> wrote that the file is empty", "Ngọc Trần"),
+    ("The figures are blurry in print.\nKatarzyna Wójcik-Ibáñez", "Katarzyna Wójcik-Ibáñez"),
+])
+def test_names_in_signatures_labels_and_titles_are_redacted_in_any_script(message, name):
+    result = govern(message)
+    for part in name.split():
+        assert part not in result.redacted_text, result.redacted_text
+    assert "<PERSON_1>" in result.redacted_text
+
+
+def test_software_and_product_names_are_not_people():
+    text = ("Works in Chrome, not in Firefox or Safari. I exported it to Excel, opened it in Jupyter, "
+            "checked it in Stata and SPSS, cited it with Zotero and drew it in Tableau. Thanks, GitHub helped.")
+    result = govern(text)
+    assert [e for e in result.entities if e.type in ("PERSON", "LOCATION")] == []
+    assert result.redacted_text == text
+
+
+def test_url_ends_are_exact_next_to_punctuation_and_each_url_is_its_own_value():
+    text = ("The link https://example.org/files/v2/report.pdf. is dead; the mirror "
+            "(https://data.example.net/x?id=3&v=2), too. Spam: https://widgets.shop https://more.top https://last.biz")
+    result = govern(text)
+    urls = [text[e.start:e.end] for e in result.entities if e.type == "URL"]
+    assert urls == ["https://example.org/files/v2/report.pdf", "https://data.example.net/x?id=3&v=2",
+                    "https://widgets.shop", "https://more.top", "https://last.biz"]
+    assert result.redacted_text == ("The link <URL_1>. is dead; the mirror (<URL_2>), too. Spam: <URL_3> <URL_4> "
+                                    "<URL_5>")
+
+
+def test_email_ends_are_exact_in_brackets_and_before_punctuation():
+    result = govern("Write to <anna.k@uni-example.edu>, or (b.ortiz@example.com).")
+    assert result.redacted_text == "Write to <<EMAIL_1>>, or (<EMAIL_2>)."
+
+
+@pytest.mark.parametrize(("phone", "card"), [
+    ("+49 30 901820", "4111-1111-1111-1111"),
+    ("+81 3-3224-9999", "5105105105105100"),
+    ("(212) 555-0147", "3782 822463 10005"),
+])
+def test_phones_in_national_formats_and_card_numbers_are_redacted(phone, card):
+    result = govern(f"Call {phone} about the refund for card {card}, thanks.")
+    assert phone not in result.redacted_text and card not in result.redacted_text
+    assert "<PHONE_1>" in result.redacted_text and "<CREDIT_CARD_1>" in result.redacted_text

@@ -59,7 +59,7 @@ def test_spam_is_rejected(message):
     assert "spam" in result.flags
 
 
-def test_off_topic_is_rejected_but_short_thanks_are_not():
+def test_off_topic_needs_an_unrelated_subject_and_short_thanks_are_answered():
     off = govern("Can anyone recommend a good hotel near the harbour for next weekend?")
     assert off.decision == "reject" and "off_topic" in off.flags
     thanks = govern("Thanks, great work!")
@@ -146,6 +146,9 @@ def test_over_long_input_is_truncated_with_a_flag():
      "rules: [{name: n, decision: maybe, reason: r, any_of: [a]}]\n", "rules.0.decision"),
     ("pii: {entities: [PERSON]}\nprompt_injection: {reason: r, replacement: x, patterns: [a]}\n"
      "rules: [{name: n, decision: reject, reason: r}]\n", "rules.0"),
+    # a rule that fires on what a message lacks (the old off-topic rule) is refused: positive evidence only
+    ("pii: {entities: [PERSON]}\nprompt_injection: {reason: r, replacement: x, patterns: [a]}\n"
+     "rules: [{name: n, decision: reject, reason: r, none_of: [research]}]\n", "rules.0"),
 ])
 def test_a_bad_config_names_the_file_and_the_field(tmp_path, yaml_text, field):
     path = tmp_path / "governance.yaml"

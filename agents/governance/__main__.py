@@ -24,6 +24,7 @@ from rich.text import Text
 from agents.governance.config import ConfigError, load_config
 from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
+from common.cli import OneLineErrorsCommand
 from common.files import SameFileError, refuse_same_file, write_lines_atomic
 from common.jsonl import JsonlError, read_jsonl
 
@@ -84,7 +85,7 @@ def show_result(result: GovernanceResult) -> None:
     table = Table(show_header=False, show_lines=True)
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("decision", result.decision)
+    table.add_row("decision", f"{result.decision} (confidence {result.confidence:.2f})")
     table.add_row("reasons", "\n".join(result.reasons))
     table.add_row("flags", ", ".join(result.flags) or "-")
     table.add_row("sentiment", f"{result.sentiment.label} ({result.sentiment.compound:+.3f})")
@@ -103,8 +104,9 @@ def show_table(items: list[tuple[str, GovernanceResult]]) -> None:
     table.add_column("redacted text", ratio=1, min_width=30)
     for name, result in items:
         table.add_row(
-            name, result.decision, f"{result.sentiment.label} {result.sentiment.compound:+.2f}",
-            ", ".join(result.flags), Text(result.redacted_text),
+            name, f"{result.decision} {result.confidence:.2f}",
+            f"{result.sentiment.label} {result.sentiment.compound:+.2f}", ", ".join(result.flags),
+            Text(result.redacted_text),
         )
     Console().print(table)
 
@@ -114,7 +116,7 @@ def fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-@app.command()
+@app.command(cls=OneLineErrorsCommand)
 def main(
     text: Annotated[str | None, typer.Argument(help="the feedback message to govern")] = None,
     input_file: Annotated[Path | None, typer.Option("--input", help="JSONL file, one row per message, "

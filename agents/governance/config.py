@@ -37,13 +37,21 @@ class LimitsConfig(_Strict):
 
 
 class NameCueConfig(_Strict):
-    """A pattern recognizer for names that follow a self-introduction cue ("my name is ...")."""
+    """A pattern recognizer for names where people put them: after "my name is", "Contact:", "Regards,", a
+    title or a dash, on a signature line. `{name}` in a pattern stands for the `name` regex."""
 
     enabled: bool = True
-    score: float = Field(0.6, ge=0, le=1)
+    score: float = Field(0.9, ge=0, le=1, description="above spaCy's 0.85: a name after a cue stays a PERSON")
+    name: str = r"\p{Lu}\p{Ll}+(?:[ -]\p{Lu}\p{Ll}+){0,2}"
     patterns: list[str] = Field(default_factory=list)
 
-    _check = field_validator("patterns")(_check_patterns)
+    def expanded(self) -> list[str]:
+        return [p.replace("{name}", f"(?:{self.name})") for p in self.patterns]
+
+    @model_validator(mode="after")
+    def _compiles(self) -> NameCueConfig:
+        _check_patterns([self.name, *self.expanded()])
+        return self
 
 
 class PiiConfig(_Strict):
@@ -56,6 +64,7 @@ class PiiConfig(_Strict):
     placeholder_labels: dict[str, str] = Field(default_factory=dict)
     batch_size: int = Field(32, ge=1, le=1024)
     name_cues: NameCueConfig = NameCueConfig()
+    not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
 
     def label(self, entity_type: str) -> str:
         return self.placeholder_labels.get(entity_type, entity_type)
@@ -64,55 +73,90 @@ class PiiConfig(_Strict):
 class RuleConfig(_Strict):
     """One compliance rule: it fires when its patterns say so and yields a decision with a reason.
 
-    `any_of`: fires when at least `min_matches` of these patterns match.
-    `none_of`: fires only when none of these match (e.g. off-topic = no word about the work).
-    A rule may use both; `min_words` ignores messages too short to judge.
+    `any_of`: fires when at least `min_matches` of these patterns match: positive evidence, required, so no
+    decision rests on what a message lacks. `none_of`: stops the rule when one of these matches (off-topic
+    stops when the work is mentioned). `min_words` ignores messages too short to judge.
     """
 
     name: str
     decision: Decision
     reason: str
+    confidence: float = Field(0.9, ge=0, le=1, description="how sure a match makes the decision")
     flags: list[str] = Field(default_factory=list)
     any_of: list[str] = Field(default_factory=list)
     none_of: list[str] = Field(default_factory=list)
     min_matches: int = Field(1, ge=1)
     min_words: int = Field(0, ge=0)
+    escalate_with_substance: bool = Field(False, description="a reject rule that escalates when the rest of the "
+                                                             "message is specific feedback (policy.substance)")
     why: str = ""
 
     _check = field_validator("any_of", "none_of")(_check_patterns)
 
     @model_validator(mode="after")
     def _has_patterns(self) -> RuleConfig:
-        if not self.any_of and not self.none_of:
-            raise ValueError(f"rule {self.name!r} needs any_of or none_of patterns")
+        if not self.any_of:
+            raise ValueError(f"rule {self.name!r} needs any_of patterns: decisions rest on positive evidence")
         return self
 
 
 class InjectionConfig(_Strict):
-    """Prompt-injection attempts are flagged and the sentence carrying them is replaced."""
+    """Prompt-injection attempts are flagged and the sentence carrying them is replaced; a message with
+    nothing else in it is rejected."""
 
     flag: str = "prompt_injection"
     reason: str
+    only_reason: str = "prompt injection only: nothing left to answer"
+    only_confidence: float = Field(0.9, ge=0, le=1)
+    min_words_left: int = Field(2, ge=0, description="fewer words left after the cut: the message was only an attack")
     replacement: str
     patterns: list[str] = Field(min_length=1)
 
     _check = field_validator("patterns")(_check_patterns)
 
 
+class PolicyConfig(_Strict):
+    """The words of the decision policy (agents/governance/policy.py) and what counts as specific feedback."""
+
+    default_reason: str = "no compliance rule matched"
+    empty_reason: str = "empty message: nothing to answer"
+    conflict_reason: str = "conflicting signals: abusive language next to specific feedback; a person decides"
+    conflict_confidence: float = Field(0.5, ge=0, le=1)
+    substance: list[str] = Field(default_factory=list, description="specific feedback on the work")
+
+    _check = field_validator("substance")(_check_patterns)
+
+
+class ClassifierConfig(_Strict):
+    """The learned classifier (agents/governance/classifier.py): what it is trained on and how its
+    probabilities become weak signals. `thresholds`: a label at or above its threshold, where no rule with the
+    same flag fired, escalates; `escalate_labels` do so even when a reject rule fired."""
+
+    enabled: bool = False
+    answer_label: str = "feedback"
+    dataset_splits: list[str] = ["train"]
+    dataset_labels: dict[str, str] = Field(default_factory=dict, description="dataset category -> label")
+    eval_labels: dict[str, str] = Field(default_factory=dict, description="dev-set category -> label")
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    flags: dict[str, list[str]] = Field(default_factory=dict)
+    escalate_labels: list[str] = Field(default_factory=list)
+    reason_template: str = "possible {label} (classifier p={p:.2f}), no rule matched: a person decides"
+    no_model_confidence: float = Field(0.7, ge=0, le=1, description="confidence of `answer` without a model")
+    word_ngrams: tuple[int, int] = (1, 2)
+    char_ngrams: tuple[int, int] = (2, 5)
+    c: float = Field(4.0, gt=0, description="inverse regularisation strength of the logistic regression")
+
+    def reason(self, label: str, p: float) -> str:
+        return self.reason_template.format(label=label.replace("_", " "), p=p)
+
+
 class GovernanceConfig(_Strict):
     limits: LimitsConfig = LimitsConfig()
     pii: PiiConfig
-    decision_precedence: list[Decision] = ["escalate", "reject", "answer"]
-    default_reason: str = "no compliance rule matched"
-    empty_reason: str = "empty message: nothing to answer"
+    policy: PolicyConfig = PolicyConfig()
+    classifier: ClassifierConfig = ClassifierConfig()
     rules: list[RuleConfig]
     prompt_injection: InjectionConfig
-
-    @model_validator(mode="after")
-    def _complete_precedence(self) -> GovernanceConfig:
-        if sorted(self.decision_precedence) != ["answer", "escalate", "reject"]:
-            raise ValueError("decision_precedence must list answer, escalate and reject once each")
-        return self
 
 
 class ConfigError(ValueError):

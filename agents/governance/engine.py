@@ -1,9 +1,10 @@
 """The governance stage: every feedback message passes here before any agent sees it.
 
 Order matters: cut over-long input first (bounds all later work; the cut-off part is never seen), redact
-PII, then run the compliance rules and the injection guard on the redacted text, then score sentiment on
-what the agent will actually read. The engine loads once per process (`get_engine`); Presidio's analyzer
-and the spaCy model are the slow part (~1 s).
+PII, then run the compliance rules and the injection guard on the redacted text, the classifier on what is
+left, and the decision policy (agents/governance/policy.py) on all of that; sentiment is scored on what the
+agent will actually read. The engine loads once per process (`get_engine`); Presidio's analyzer and the
+spaCy model are the slow part (~1 s).
 """
 
 from __future__ import annotations
@@ -15,20 +16,33 @@ from dataclasses import dataclass
 
 from presidio_analyzer import RecognizerResult
 
+from agents.governance.classifier import FeedbackClassifier
 from agents.governance.config import GovernanceConfig, load_config
-from agents.governance.pii import PiiRedactor
+from agents.governance.pii import Entity, PiiRedactor
+from agents.governance.policy import DecisionPolicy
 from agents.governance.result import GovernanceResult
-from agents.governance.rules import ComplianceRules, InjectionGuard
+from agents.governance.rules import ComplianceRules, FiredRule, InjectionGuard
 from common.sentiment import Sentiment, SentimentLabeller, default_labeller
 
 TRUNCATED_FLAG = "truncated"
-EMPTY_FLAG = "empty"
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedText:
     text: str
     truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """One message after redaction, rules and the injection guard: what the classifier and policy read."""
+
+    prepared: PreparedText
+    redacted: str
+    entities: list[Entity]
+    fired: list[FiredRule]
+    agent_text: str
+    injected: bool
 
 
 class GovernanceEngine:
@@ -38,13 +52,15 @@ class GovernanceEngine:
         self.sentiment = sentiment or default_labeller()
         self.rules = ComplianceRules(config.rules)
         self.injection = InjectionGuard(config.prompt_injection)
-        self._rank = {decision: i for i, decision in enumerate(config.decision_precedence)}
+        self.classifier = (FeedbackClassifier.load(config.classifier, config.prompt_injection)
+                           if config.classifier.enabled else None)
+        self.policy = DecisionPolicy(config)
 
     def govern(self, text: str) -> GovernanceResult:
         prepared = self.prepare(text)
         if not prepared.text.strip():
             return self._empty(prepared)
-        return self._decide(prepared, self.redactor.analyze(prepared.text))
+        return self._decide([self._screen(prepared, self.redactor.analyze(prepared.text))])[0]
 
     def govern_many(self, texts: Sequence[str]) -> list[GovernanceResult]:
         """Same results as `govern` on each text, with one batched spaCy pass over the distinct ones.
@@ -55,7 +71,8 @@ class GovernanceEngine:
         prepared = [self.prepare(text) for text in texts]
         distinct = list(dict.fromkeys(p for p in prepared if p.text.strip()))
         findings = self.redactor.analyze_many([p.text for p in distinct])
-        governed = {p: self._decide(p, found) for p, found in zip(distinct, findings, strict=True)}
+        screened = [self._screen(p, found) for p, found in zip(distinct, findings, strict=True)]
+        governed = dict(zip(distinct, self._decide(screened), strict=True))
         results, seen = [], set()
         for p in prepared:
             if not p.text.strip():
@@ -78,40 +95,42 @@ class GovernanceEngine:
         cut = text.rfind(" ", limit - 200, limit)  # a word boundary near the limit keeps a value whole
         return PreparedText(text[: cut if cut > 0 else limit], truncated=True)
 
-    def _decide(self, prepared: PreparedText, findings: list[RecognizerResult]) -> GovernanceResult:
+    def _screen(self, prepared: PreparedText, findings: list[RecognizerResult]) -> Screened:
         redacted, entities = self.redactor.redact(prepared.text, findings)
-        fired = sorted(self.rules.evaluate(redacted), key=lambda rule: self._rank[rule.decision])
         agent_text, injected = self.injection.neutralise(redacted)
+        return Screened(prepared, redacted, entities, self.rules.evaluate(redacted), agent_text, injected)
 
-        decision = fired[0].decision if fired else "answer"
-        reasons = [rule.reason for rule in fired] or [self.config.default_reason]
-        flags = [flag for rule in fired for flag in rule.flags]
-        if injected:
-            reasons.append(self.config.prompt_injection.reason)
-            flags.append(self.config.prompt_injection.flag)
-        if prepared.truncated:
-            reasons.append(self._truncation_reason())
-            flags.append(TRUNCATED_FLAG)
-        return GovernanceResult(
-            redacted_text=agent_text,
-            sentiment=self.sentiment.label(agent_text),
-            decision=decision,
-            reasons=reasons,
-            flags=list(dict.fromkeys(flags)),
-            entities=entities,
-        )
+    def _decide(self, screened: list[Screened]) -> list[GovernanceResult]:
+        """The classifier in one batch over the agent's view of every message, then the policy on each."""
+        scores = (self.classifier.predict([s.agent_text for s in screened]) if self.classifier
+                  else [None] * len(screened))
+        results = []
+        for s, score in zip(screened, scores, strict=True):
+            verdict = self.policy.decide(s.redacted, s.fired, s.injected, s.agent_text, score)
+            if s.prepared.truncated:
+                verdict.add(self._truncation_reason(), [TRUNCATED_FLAG])
+            results.append(GovernanceResult(
+                redacted_text=s.agent_text,
+                sentiment=self.sentiment.label(s.agent_text),
+                decision=verdict.decision,
+                confidence=verdict.confidence,
+                reasons=verdict.reasons,
+                flags=verdict.flags,
+                entities=s.entities,
+            ))
+        return results
 
     def _empty(self, prepared: PreparedText) -> GovernanceResult:
-        reasons, flags = [self.config.empty_reason], [EMPTY_FLAG]
+        verdict = self.policy.empty()
         if prepared.truncated:  # only whitespace up to the limit
-            reasons.append(self._truncation_reason())
-            flags.append(TRUNCATED_FLAG)
+            verdict.add(self._truncation_reason(), [TRUNCATED_FLAG])
         return GovernanceResult(
             redacted_text="",
             sentiment=Sentiment("neutral", 0.0),
-            decision="reject",
-            reasons=reasons,
-            flags=flags,
+            decision=verdict.decision,
+            confidence=verdict.confidence,
+            reasons=verdict.reasons,
+            flags=verdict.flags,
             entities=[],
         )
 

@@ -42,6 +42,13 @@ LONG_SYMBOL_RUN = regex.compile(r"[^\w\s]{20,}")
 # spaCy's English labels that Presidio maps to an entity we redact; every other label is ignored up front.
 SPACY_LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION"}
 
+NAME_TYPES = ("PERSON", "LOCATION")
+# Lower-case words a name may start with ("van Gogh", "de la Cruz"); any other lower-case start is not a name.
+NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "du", "del", "della", "la", "le",
+                  "bin", "al", "el", "ter", "ten"}
+URL_END = set("<>\"'`()[]{}")
+URL_TRAILING = ".,;:!?"
+
 
 @dataclass(frozen=True, slots=True)
 class Entity:
@@ -111,7 +118,7 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
                 supported_entity="PERSON",
                 name="NameCueRecognizer",
                 patterns=[Pattern("name after cue", p, config.name_cues.score)
-                          for p in config.name_cues.patterns],
+                          for p in config.name_cues.expanded()],
                 supported_language=config.language,
                 # Case matters: a name is capitalised. The cue words carry their own (?i:...) flag.
                 global_regex_flags=0,
@@ -123,6 +130,50 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
 def analysis_view(text: str) -> str:
     """The text Presidio analyses: long symbol runs blanked, every offset unchanged."""
     return LONG_SYMBOL_RUN.sub(lambda run: " " * len(run.group()), text)
+
+
+class NameFilter:
+    """Drops PERSON / LOCATION findings that cannot be a name: no letter at all (an emoji), a lower-case start
+    that is not a particle ("deine Anweisungen"), or only words from `not_names` (software, brands, greetings),
+    short all-capital tokens (GDPR, AI, SPSS) and tokens with digits (Q12). spaCy's small model tags such words
+    as people or places; "Chrome" is a browser."""
+
+    def __init__(self, not_names: list[str]):
+        self.not_names = {word.casefold() for word in not_names}
+
+    def keep(self, text: str, finding: RecognizerResult) -> bool:
+        if finding.entity_type not in NAME_TYPES:
+            return True
+        value = text[finding.start:finding.end]
+        letters = [ch for ch in value if ch.isalpha()]
+        if not letters:
+            return False
+        words = value.split()
+        if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES:
+            return False
+        return not all(self._not_a_name(word) for word in words)
+
+    def _not_a_name(self, word: str) -> bool:
+        bare = word.strip(".,;:!?'’\"()[]")
+        letters = [ch for ch in bare if ch.isalpha()]
+        return (bare.casefold() in self.not_names or any(ch.isdigit() for ch in bare)
+                or (bool(letters) and len(letters) <= 4 and all(ch.isupper() for ch in letters)))
+
+
+def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
+    """A URL finding widened to its whole token and without trailing punctuation. Presidio's URL pattern stops
+    at the first top-level domain its list matches (".sh" of ".shop") and keeps a sentence's full stop."""
+    if finding.entity_type != "URL":
+        return finding
+    end = finding.end
+    while end < len(text) and not text[end].isspace() and text[end] not in URL_END:
+        end += 1
+    while end > finding.start + 1 and text[end - 1] in URL_TRAILING:
+        end -= 1
+    if end == finding.end:
+        return finding
+    return RecognizerResult(finding.entity_type, finding.start, end, finding.score, finding.analysis_explanation,
+                            finding.recognition_metadata)
 
 
 def repeated_mentions(text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
@@ -171,6 +222,7 @@ class PiiRedactor:
         self.analyzer = build_analyzer(config)
         self.batch_analyzer = BatchAnalyzerEngine(self.analyzer)
         self.anonymizer = AnonymizerEngine()
+        self.names = NameFilter(config.not_names)
 
     def analyze(self, text: str) -> list[RecognizerResult]:
         text = analysis_view(text)
@@ -178,6 +230,11 @@ class PiiRedactor:
             text, language=self.config.language, entities=self.config.entities,
             score_threshold=self.config.score_threshold,
         )
+        return self._complete(text, findings)
+
+    def _complete(self, text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
+        """Presidio's findings with exact URL ends, without what cannot be a name, plus repeated mentions."""
+        findings = [exact_url(text, f) for f in findings if self.names.keep(text, f)]
         return findings + repeated_mentions(text, findings)
 
     def analyze_many(self, texts: list[str]) -> list[list[RecognizerResult]]:
@@ -187,7 +244,7 @@ class PiiRedactor:
             texts, language=self.config.language, batch_size=self.config.batch_size,
             entities=self.config.entities, score_threshold=self.config.score_threshold,
         )
-        return [found + repeated_mentions(text, found) for text, found in zip(texts, batch, strict=True)]
+        return [self._complete(text, found) for text, found in zip(texts, batch, strict=True)]
 
     def redact(self, text: str, findings: Iterable[RecognizerResult]) -> tuple[str, list[Entity]]:
         """Replace every finding with its typed placeholder; return the new text and the entities found.
@@ -198,7 +255,9 @@ class PiiRedactor:
         findings = [AnonymizerInput(r.entity_type, r.start, r.end, r.score) for r in findings]
         if not findings:
             return text, []
-        resolved = self.anonymizer.anonymize(text, findings, operators={"DEFAULT": OperatorConfig("keep")})
+        # No merging of same-type neighbours: three URLs in a row are three values, not one span.
+        resolved = self.anonymizer.anonymize(text, findings, operators={"DEFAULT": OperatorConfig("keep")},
+                                             merge_entities_with_spaces=False)
         spans = sorted(resolved.items, key=lambda item: item.start)
 
         placeholders: dict[tuple[str, str], str] = {}  # (type, value) -> placeholder; dropped on return

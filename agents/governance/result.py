@@ -18,6 +18,7 @@ class GovernanceResult(BaseModel):
     redacted_text: str
     sentiment: Sentiment
     decision: Decision
+    confidence: float  # 0..1: how sure the evidence makes the decision (agents/governance/policy.py)
     reasons: list[str]
     flags: list[str]
     entities: list[Entity]

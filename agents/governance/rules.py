@@ -6,6 +6,7 @@ guard rewrites exactly the text the agent will see.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import regex
@@ -35,8 +36,6 @@ class CompiledRule:
             return False
         if any(p.search(text) for p in self.none_of):
             return False
-        if not self.any_of:
-            return True
         if self.config.min_matches == 1:
             return any(p.search(text) for p in self.any_of)
         hits = 0
@@ -47,15 +46,37 @@ class CompiledRule:
                     return True
         return False
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the `any_of` patterns match: the evidence, cut out when asking what else the message says."""
+        return [m.span() for p in self.any_of for m in p.finditer(text)]
+
+
+@dataclass(frozen=True)
+class FiredRule:
+    config: RuleConfig
+    spans: tuple[tuple[int, int], ...]
+
 
 class ComplianceRules:
     def __init__(self, rules: list[RuleConfig]):
         self.rules = [CompiledRule.compile(rule) for rule in rules]
 
-    def evaluate(self, text: str) -> list[RuleConfig]:
-        """The rules that fire on this text, in config order."""
+    def evaluate(self, text: str) -> list[FiredRule]:
+        """The rules that fire on this text, in config order, with where their patterns matched."""
         n_words = len(text.split())
-        return [rule.config for rule in self.rules if rule.fires(text, n_words)]
+        return [FiredRule(rule.config, tuple(rule.spans(text))) for rule in self.rules if rule.fires(text, n_words)]
+
+
+def without_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """`text` with each span replaced by a space."""
+    parts, cursor = [], 0
+    for start, end in sorted(spans):
+        if start >= cursor:
+            parts.append(text[cursor:start])
+        cursor = max(cursor, end)
+        parts.append(" ")
+    parts.append(text[cursor:])
+    return "".join(parts)
 
 
 class InjectionGuard:

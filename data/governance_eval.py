@@ -1,0 +1,61 @@
+"""The hand-written governance evaluation set (`data/governance_eval.jsonl`), split into `dev` and `heldout`.
+
+Written by hand, apart from the generator, to measure whether governance holds on feedback nobody templated
+(docs/governance_eval.md says how). Rules, lexicons and the classifier may be tuned on `dev` only; `heldout`
+is read to report figures, never to tune. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+"""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+
+from data.loader import DATA_DIR, Action, DatasetError, read_jsonl
+
+GOVERNANCE_EVAL_PATH = DATA_DIR / "governance_eval.jsonl"
+EVAL_SPLITS = ("dev", "heldout")
+
+PiiType = Literal["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "LOCATION", "CREDIT_CARD", "IBAN_CODE", "URL",
+                  "IP_ADDRESS", "US_SSN"]
+
+
+class PiiValue(BaseModel):
+    """A personal-data value exactly as it appears in the message (every occurrence must be redacted)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: PiiType
+    value: StrictStr = Field(min_length=1)
+
+
+class GovernanceCase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: StrictStr
+    split: Literal["dev", "heldout"]
+    category: StrictStr
+    feedback: StrictStr = Field(min_length=1)
+    expected_decision: Action
+    safety: StrictBool  # self-harm or a person's safety: must escalate, flagged `safety`
+    sentiment: Literal["negative", "neutral", "positive"] | None = None  # None: no clear polarity
+    pii: list[PiiValue] = []
+    note: StrictStr | None = None  # why the expected decision, for edge cases
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "GovernanceCase":
+        missing = [i for i, p in enumerate(self.pii) if p.value not in self.feedback]
+        if missing:
+            raise ValueError(f"pii.{missing[0]}.value does not occur in feedback")
+        if self.safety and self.expected_decision != "escalate":
+            raise ValueError("a safety case must expect escalate")
+        return self
+
+
+def load_governance_eval(split: str | None = None, path: Path = GOVERNANCE_EVAL_PATH) -> list[GovernanceCase]:
+    """Every case of `split` (`dev`, `heldout`, or None for both), in file order."""
+    if split is not None and split not in EVAL_SPLITS:
+        raise DatasetError(f"{path}: unknown split {split!r} (one of {', '.join(EVAL_SPLITS)})")
+    cases = read_jsonl(path, GovernanceCase)
+    ids = [case.id for case in cases]
+    if len(set(ids)) != len(ids):
+        duplicate = next(i for i in ids if ids.count(i) > 1)
+        raise DatasetError(f"{path}: duplicate id {duplicate!r}")
+    return [case for case in cases if split is None or case.split == split]

@@ -1,0 +1,127 @@
+"""The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
+tuned on it), the same figures on dev, and the loader's one-line errors. Figures are printed on every run."""
+
+import json
+
+import pytest
+
+from agents.governance.evaluate import evaluate, render
+from data import DatasetError, load_governance_eval
+from data.governance_eval import GOVERNANCE_EVAL_PATH
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return evaluate(load_governance_eval())
+
+
+def show(capsys, report) -> None:
+    with capsys.disabled():
+        print("\n" + "\n".join(render(report, verbose=True)))
+
+
+def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message():
+    cases = load_governance_eval()
+    dev, heldout = load_governance_eval("dev"), load_governance_eval("heldout")
+    assert len(cases) >= 200 and len(dev) + len(heldout) == len(cases)
+    assert 0.35 <= len(heldout) / len(cases) <= 0.45
+    for part in (dev, heldout):
+        assert {c.expected_decision for c in part} == {"answer", "escalate", "reject"}
+        categories = {c.category for c in part}
+        assert {"self_harm", "safety", "legal", "harassment", "spam", "injection", "mixed"} <= categories
+        assert sum(c.safety for c in part) >= 10
+        assert {"PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"} <= {p.type for c in part for p in c.pii}
+    assert not {c.feedback for c in dev} & {c.feedback for c in heldout}
+
+
+def test_heldout_meets_the_issue_targets(reports, capsys):
+    heldout = reports["heldout"]
+    show(capsys, heldout)
+    assert heldout.decision_share >= 0.97, heldout.misses
+    assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
+    assert heldout.safety_flagged == heldout.safety_cases
+    assert heldout.answerable_rejected == 0
+    for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
+        assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
+    assert not heldout.boundaries_inexact
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 target not met: 18/19 held-out names (h023 'Tversky', a lone "
+                                       "cited name spaCy misses); not fixed, that would tune on held-out data")
+def test_heldout_person_name_recall_meets_the_issue_target(reports):
+    assert reports["heldout"].recall("PERSON") >= 0.97, reports["heldout"].pii_misses
+
+
+def test_dev_figures(reports, capsys):
+    dev = reports["dev"]
+    show(capsys, dev)
+    assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
+    assert dev.answerable_rejected == 0
+
+
+def test_no_result_of_the_set_holds_a_raw_value(reports):
+    """The guarantee behind every figure: what leaves the stage has no listed personal data in it."""
+    from agents.governance import govern_many
+
+    cases = load_governance_eval()
+    results = govern_many([c.feedback for c in cases])
+    for case, result in zip(cases, results, strict=True):
+        dumped = json.dumps(result.to_json_dict(), ensure_ascii=False)
+        for pii in case.pii:
+            if pii.type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE"):
+                assert pii.value not in dumped, (case.id, pii.type)
+
+
+def write(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+
+
+GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice report, Maria.", "expected_decision":
+        "answer", "safety": False, "pii": [{"type": "PERSON", "value": "Maria"}]}
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({**GOOD, "expected_decision": "maybe"}, ":2: field 'expected_decision'"),
+    ({**GOOD, "pii": [{"type": "PERSON", "value": "Tom"}]}, ":2: field 'row': value error, pii.0.value does not "
+                                                            "occur in feedback"),
+    ({**GOOD, "safety": True}, ":2: field 'row': value error, a safety case must expect escalate"),
+    ({**GOOD, "split": "test"}, ":2: field 'split'"),
+    ('{"id": ', ":2: not valid JSON"),
+])
+def test_a_bad_row_is_named_by_file_line_and_field(tmp_path, row, message):
+    path = tmp_path / "eval.jsonl"
+    write(path, [GOOD | {"id": "x0"}, row])
+    with pytest.raises(DatasetError) as error:
+        load_governance_eval(path=path)
+    assert str(error.value).startswith(str(path)) and message in str(error.value), str(error.value)
+
+
+def test_duplicate_ids_and_unknown_splits_are_errors(tmp_path):
+    path = tmp_path / "eval.jsonl"
+    write(path, [GOOD, GOOD])
+    with pytest.raises(DatasetError, match="duplicate id 'x1'"):
+        load_governance_eval(path=path)
+    with pytest.raises(DatasetError, match="unknown split 'test'"):
+        load_governance_eval("test", GOVERNANCE_EVAL_PATH)
+
+
+def test_evaluate_cli_prints_both_parts_and_fails_cleanly_on_a_bad_file(tmp_path):
+    from typer.testing import CliRunner
+
+    import agents.governance.evaluate as cli
+
+    app_runner = CliRunner()
+    import typer
+    app = typer.Typer()
+    app.command()(cli.main)
+    path = tmp_path / "eval.jsonl"
+    write(path, [GOOD, {**GOOD, "id": "x2", "split": "heldout", "feedback": "I want to end my life.", "pii": [],
+                        "expected_decision": "escalate", "safety": True}])
+    result = app_runner.invoke(app, ["--file", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"dev", "heldout"}
+    assert data["heldout"]["safety_escalated"] == 1 and data["dev"]["pii_recall"]["PERSON"] == 1.0
+    write(path, ['{"id": 1}'])
+    bad = app_runner.invoke(app, ["--file", str(path)])
+    assert bad.exit_code == 2 and bad.output.startswith("error: ") and "eval.jsonl:1: field 'id'" in bad.output
