@@ -120,8 +120,14 @@ class RoleConfig(_Strict):
     sender_copy_share: float = Field(gt=0, le=1)
 
 
+class GatesConfig(_Strict):
+    spread: float = Field(ge=0, le=0.5)
+    per_extra_gate: float = Field(ge=0, le=0.5)
+
+
 class RewardConfig(_Strict):
     weights: dict[str, float]
+    gates: GatesConfig
     length: LengthConfig
     tone: ToneConfig
     integrity: IntegrityConfig

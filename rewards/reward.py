@@ -144,16 +144,20 @@ class RewardScorer:
         if self.config.overselling.caps_total:
             total = min(total, parts["overselling"][0])
 
+        raw = total
+        caps = []  # the caps of the gates this reply fails
         if parts["acknowledgment"][0] <= -1.0 and words:
-            total = min(total, self.config.acknowledgment.no_reply_cap)  # an echo or a brush-off is not a reply
+            caps.append(self.config.acknowledgment.no_reply_cap)  # an echo or a brush-off is not a reply
         coherent, coherence_why = self._coherence(lower, words, reading, own_share)
         if not coherent:
-            total = min(total, self.config.coherence.cap)
+            caps.append(self.config.coherence.cap)
         components["coherence"] = ComponentScore(1.0 if coherent else -1.0, 0.0, coherence_why)
         in_role, role_why = self._role.check(response, fb.sender, reading.yours) if words else (True, "Empty reply.")
         if not in_role:
-            total = min(total, self.config.role.cap)
+            caps.append(self.config.role.cap)
         components["role"] = ComponentScore(1.0 if in_role else -1.0, 0.0, role_why)
+        if caps:
+            total = min(total, self._gated(raw, caps))
         if not words:
             total = -1.0  # an empty reply is the worst reply, whatever the other components would say
         pii = self._pii.find(response)
@@ -166,6 +170,12 @@ class RewardScorer:
             privacy = ComponentScore(1.0, 0.0, "No personal data in the reply (a gate: any would set the total to -1).")
         components["privacy"] = privacy
         return RewardResult(total=round(_clamp(total), 4), components=components)
+
+    def _gated(self, raw: float, caps: list[float]) -> float:
+        """The strictest cap, graded by the raw total so that the better of two failures scores higher (a flat
+        cap gives GRPO groups of failures no signal), lowered for each further gate failed."""
+        gates = self.config.gates
+        return min(caps) - gates.spread * (1.0 - raw) / 2 - gates.per_extra_gate * (len(caps) - 1)
 
     # -- feedback ---------------------------------------------------------------------------------------
     def sentiment(self, text: str) -> dict[str, float]:
