@@ -16,6 +16,7 @@ from common.jsonl import JsonlError, read_jsonl
 from rewards.config import COMPONENTS, GATES, ConfigError, load_config
 from rewards.reward import RewardResult, RewardScorer
 
+SCORE_BATCH = 64
 app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True, help=__doc__)
 out = Console()
 err = Console(stderr=True)
@@ -71,18 +72,24 @@ def _read_rows(path: Path) -> list[tuple[int, ScoreRow | str]]:
 
 def _score_file(scorer: RewardScorer, path: Path, output: Path | None, skip_invalid: bool, as_json: bool) -> None:
     rows = _read_rows(path)
-    results: list[tuple[ScoreRow, RewardResult]] = []
+    valid: list[ScoreRow] = []
     skipped = 0
-    progress = track(rows, description="scoring", console=err) if err.is_terminal else rows
-    for number, row in progress:
+    for number, row in rows:
         if isinstance(row, str):
             if not skip_invalid:
                 raise InputError(f"{path}:{number}: {row} (use --skip-invalid to skip bad rows)")
             skipped += 1
             continue
-        results.append((row, scorer(row.response, row.feedback)))
-    if not results:
+        valid.append(row)
+    if not valid:
         raise InputError(f"{path}: no valid rows to score" + (f" ({skipped} skipped)" if skipped else ""))
+    # Batches of rows: the parser reads a batch much faster than one reply at a time, and the bar still moves.
+    batches = [valid[i : i + SCORE_BATCH] for i in range(0, len(valid), SCORE_BATCH)]
+    progress = track(batches, description="scoring", console=err) if err.is_terminal else batches
+    results: list[tuple[ScoreRow, RewardResult]] = []
+    for batch in progress:
+        scored = scorer.score_many([(row.response, row.feedback) for row in batch])
+        results.extend(zip(batch, scored, strict=True))
 
     if output is not None:
         write_lines_atomic(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()}, ensure_ascii=False)

@@ -8,7 +8,7 @@ from common.config_files import load_yaml_model
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "reward.yaml"
 COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")  # weighted into the total
-GATES = ("privacy", "readability")  # not weighted: each can only force the total down
+GATES = ("privacy", "coherence", "role")  # not weighted: each can only force the total down
 
 
 class _Strict(BaseModel):
@@ -35,8 +35,10 @@ class ToneConfig(_Strict):
 
 class IntegrityConfig(_Strict):
     markers: list[str]
+    evasive_phrases: list[str]
     saturate_at: int = Field(ge=1)
     score_none: float = Field(ge=-1, le=1)
+    score_boilerplate: float = Field(ge=-1, le=1)
     max_hits_per_100_words: float = Field(gt=0)
     stuffing_min_hits: int = Field(ge=1)
     stuffing_penalty: float = Field(ge=0)
@@ -47,6 +49,8 @@ class OversellingConfig(_Strict):
     penalty_per_hit: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)
+    claim_words: list[str]
+    claim_window_chars: int = Field(ge=0)
     citation_markers: list[str]
     citation_window_chars: int = Field(ge=0)
 
@@ -55,9 +59,14 @@ class AcknowledgmentConfig(_Strict):
     min_word_chars: int = Field(ge=1)
     stem_chars: int = Field(ge=3)
     full_credit_coverage: float = Field(gt=0, le=1)
+    full_credit_terms: int = Field(ge=1)
     max_key_terms: int = Field(ge=1)
     echo_ngram: int = Field(ge=2)
     echo_threshold: float = Field(gt=0, le=1)
+    min_own_share: float = Field(ge=0, le=1)
+    no_reply_cap: float = Field(ge=-1, le=1)
+    non_actions: list[str]
+    commitment_times: str
     generic_terms: list[str]
     stopwords: list[str]
 
@@ -72,23 +81,61 @@ class PrivacyConfig(_Strict):
     ip_address: str
 
 
-class ReadabilityConfig(_Strict):
+class CoherenceConfig(_Strict):
+    spacy_model: str
+    max_words_parsed: int = Field(ge=20)
     min_words: int = Field(ge=1)
     min_function_word_share: float = Field(ge=0, le=1)
     max_odd_word_share: float = Field(ge=0, le=1)
+    heap_run: int = Field(ge=2)
+    max_heap_share: float = Field(ge=0, le=1)
+    max_fragment_share: float = Field(ge=0, le=1)
+    max_label_fragments: int = Field(ge=0)
+    opening_words: int = Field(ge=1)
+    max_repeated_openings: int = Field(ge=0)
+    loop_ngram: int = Field(ge=2)
+    max_looped_share: float = Field(ge=0, le=1)
+    max_anomalies: int = Field(ge=0)
+    sentient_verbs: list[str]
+    agent_nouns: list[str]
+    stitched_own_share: float = Field(ge=0, le=1)
     cap: float = Field(ge=-1, le=1)
     function_words: list[str]
 
 
+class RoleConfig(_Strict):
+    cap: float = Field(ge=-1, le=1)
+    template_placeholder: str
+    link: str
+    assistant_phrases: list[str]
+    header_lines: str
+    team_voice: list[str]
+    second_person: list[str]
+    greetings: list[str]
+    opening_words: int = Field(ge=1)
+    sender_phrases: list[str]
+    salutation_words: list[str]
+    work_nouns: list[str]
+    sign_offs: list[str]
+    sender_copy_share: float = Field(gt=0, le=1)
+
+
+class GatesConfig(_Strict):
+    spread: float = Field(ge=0, le=0.5)
+    per_extra_gate: float = Field(ge=0, le=0.5)
+
+
 class RewardConfig(_Strict):
     weights: dict[str, float]
+    gates: GatesConfig
     length: LengthConfig
     tone: ToneConfig
     integrity: IntegrityConfig
     overselling: OversellingConfig
     acknowledgment: AcknowledgmentConfig
     privacy: PrivacyConfig
-    readability: ReadabilityConfig
+    coherence: CoherenceConfig
+    role: RoleConfig
 
     @model_validator(mode="after")
     def _weights_cover_components(self) -> "RewardConfig":

@@ -14,6 +14,8 @@ from rewards.config import PrivacyConfig
 # Placeholders written by the governance stage (<EMAIL_1>, <PERSON_2>) are not personal data.
 PLACEHOLDER = re.compile(r"<[A-Z_]+_\d+>")
 DIGIT = re.compile(r"\d")
+SENTENCE_END = re.compile(r"\.\s")
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\b")
 
 
 @dataclass(frozen=True)
@@ -78,5 +80,7 @@ class PiiPatterns:
         if kind == "IP_ADDRESS":
             return _is_ip(value)
         if kind == "PHONE_NUMBER":
-            return len(digits) >= self._min_phone_digits
+            # A date and a version across a sentence end ("after 2023-10-01. 0.9.1 works") is not a phone number.
+            dated = SENTENCE_END.search(value) or ISO_DATE.match(value)
+            return len(digits) >= self._min_phone_digits and not dated
         return True

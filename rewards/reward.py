@@ -3,30 +3,38 @@
 `score(response, feedback)` returns a total in [-1, 1] and one score per component, each with a
 sentence a person can act on. total = sum(weight * score) over length, tone, integrity, overselling
 and acknowledgment (weights sum to 1), capped at the overselling score (hype cannot be bought back by
-the other components); privacy is a gate that forces the minimum. total >= 0 means an
-acceptable reply, < 0 a failure; Mubit credit uses that sign. See docs/reward.md.
+the other components). Three gates can only force the total down: coherence (salad and stitched
+fragments), role (wrong role, template text, invented contact details) and privacy (personal data: the
+minimum). total >= 0 means an acceptable reply, < 0 a failure; Mubit credit uses that sign. Each
+component measures what it names for a reader (docs/reward.md): integrity and acknowledgment count only
+inside the reply's own well-formed sentences that take up this feedback's content.
 """
 
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import NamedTuple
 
 from common.sentiment import SentimentLabeller, default_labeller
 from rewards.config import COMPONENTS, RewardConfig, load_config
 from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
+from rewards.role import RoleCheck, SenderFacts
+from rewards.sentences import FeedbackTerms, Reading, Sentence, SentenceReader, stem
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # Malformed words, found in one pass over the lower-cased reply: a letter next to a digit ("5wn", "verify3"),
 # a replacement character, or a run of consonants standing as a word ("ck", "lst").
 MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b")
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
+# The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
+KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
+FEEDBACK_CACHE_SIZE = 4096
 
 
-class ComponentScore(NamedTuple):  # a NamedTuple: six are built per reply, on the training hot path
+class ComponentScore(NamedTuple):  # a NamedTuple: eight are built per reply, on the training hot path
     score: float
     weight: float
     explanation: str
@@ -50,6 +58,7 @@ class FeedbackAnalysis:
     key_stems: tuple[str, ...]  # word prefixes of the feedback's specific terms (light stemming)
     key_words: tuple[str, ...]  # the same terms as written, for explanations
     ngrams: frozenset[tuple[str, ...]]
+    sender: SenderFacts  # what the role check needs: placeholders, links, the team's things, the signer
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -71,7 +80,7 @@ def _words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-def _ngrams(words: list[str], n: int) -> set[tuple[str, ...]]:
+def _ngrams(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
     return set(zip(*(words[k:] for k in range(n)), strict=False))
 
 
@@ -80,7 +89,7 @@ def _clamp(x: float) -> float:
 
 
 class RewardScorer:
-    """Compiles a config's lexicons once; `__call__` scores one reply."""
+    """Compiles a config's lexicons once; `__call__` scores one reply, `score_many` a batch (one parser pass)."""
 
     def __init__(self, config: RewardConfig, sentiment: SentimentLabeller | None = None):
         self.config = config
@@ -89,24 +98,45 @@ class RewardScorer:
         self._appreciation = _lexicon(config.tone.appreciation_markers)
         self._cheer = _lexicon(config.tone.cheer_markers)
         self._integrity = _lexicon(config.integrity.markers)
+        self._evasive = _lexicon(config.integrity.evasive_phrases)
         self._hype = _lexicon(config.overselling.hype_terms, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
+        self._claim = _lexicon(config.overselling.claim_words)
         self._pii = PiiPatterns(config.privacy)
         ack = config.acknowledgment
+        self._stem = ack.stem_chars
         self._ignored_words = frozenset(ack.generic_terms) | frozenset(ack.stopwords)
-        self._function_words = frozenset(config.readability.function_words)
-        self.analyze_feedback = lru_cache(maxsize=4096)(self._analyze_feedback)
+        self._function_words = frozenset(config.coherence.function_words)
+        # Words every reply may use that are not the reply's own content: stock integrity and tone phrases.
+        stock = [*config.integrity.markers, *config.integrity.evasive_phrases, *config.tone.empathy_markers,
+                 *config.tone.appreciation_markers]
+        self._stock_stems = frozenset(stem(w, self._stem) for term in stock for w in WORD.findall(term) if len(w) > 2)
+        self._reader = SentenceReader(config.coherence, ack.non_actions, ack.commitment_times)
+        self._role = RoleCheck(config.role, ack.stem_chars)
+        self._feedback_cache: dict[str, FeedbackAnalysis] = {}  # insertion-ordered: the oldest is evicted first
 
     def __call__(self, response: str, feedback: str) -> RewardResult:
-        fb = self.analyze_feedback(feedback)
+        return self.score_many([(response, feedback)])[0]
+
+    def score_many(self, pairs: Sequence[tuple[str, str]]) -> list[RewardResult]:
+        """Score (response, feedback) pairs; the replies (and new feedbacks) are parsed together, which is faster
+        than one by one."""
+        analyses = self.analyze_feedbacks([feedback for _, feedback in pairs])
+        readings = self._reader.read_many([response for response, _ in pairs])
+        return [self._score(response, fb, reading)
+                for (response, _), fb, reading in zip(pairs, analyses, readings, strict=True)]
+
+    def _score(self, response: str, fb: FeedbackAnalysis, reading: Reading) -> RewardResult:
         words = _words(response)
         lower = response.lower()  # the lexicons are matched on lower-cased text (faster than IGNORECASE)
+        own = self._own_sentences(reading, fb)
+        own_share = self._own_share(words, fb)
         parts = {
             "length": self._length(words),
             "tone": self._tone(response, lower, fb),
-            "integrity": self._integrity_score(lower, len(words)),
+            "integrity": self._integrity_score(lower, len(words), own, fb),
             "overselling": self._overselling(lower),
-            "acknowledgment": self._acknowledgment(words, fb),
+            "acknowledgment": self._acknowledgment(words, own, own_share, fb),
         }
         weights = self.config.weights
         components = {name: ComponentScore(round(s, 4), weights[name], why) for name, (s, why) in parts.items()}
@@ -114,13 +144,23 @@ class RewardScorer:
         if self.config.overselling.caps_total:
             total = min(total, parts["overselling"][0])
 
-        pii = self._pii.find(response)
-        readable, readability_why = self._readability(lower, words)
-        if not readable:
-            total = min(total, self.config.readability.cap)
-        components["readability"] = ComponentScore(1.0 if readable else -1.0, 0.0, readability_why)
+        raw = total
+        caps = []  # the caps of the gates this reply fails
+        if parts["acknowledgment"][0] <= -1.0 and words:
+            caps.append(self.config.acknowledgment.no_reply_cap)  # an echo or a brush-off is not a reply
+        coherent, coherence_why = self._coherence(lower, words, reading, own_share)
+        if not coherent:
+            caps.append(self.config.coherence.cap)
+        components["coherence"] = ComponentScore(1.0 if coherent else -1.0, 0.0, coherence_why)
+        in_role, role_why = self._role.check(response, fb.sender, reading.yours) if words else (True, "Empty reply.")
+        if not in_role:
+            caps.append(self.config.role.cap)
+        components["role"] = ComponentScore(1.0 if in_role else -1.0, 0.0, role_why)
+        if caps:
+            total = min(total, self._gated(raw, caps))
         if not words:
             total = -1.0  # an empty reply is the worst reply, whatever the other components would say
+        pii = self._pii.find(response)
         if pii:
             kinds = ", ".join(sorted({f.kind for f in pii}))
             privacy = ComponentScore(-1.0, 0.0, f"The reply contains personal data ({kinds}): remove it; "
@@ -131,36 +171,108 @@ class RewardScorer:
         components["privacy"] = privacy
         return RewardResult(total=round(_clamp(total), 4), components=components)
 
+    def _gated(self, raw: float, caps: list[float]) -> float:
+        """The strictest cap, graded by the raw total so that the better of two failures scores higher (a flat
+        cap gives GRPO groups of failures no signal), lowered for each further gate failed."""
+        gates = self.config.gates
+        return min(caps) - gates.spread * (1.0 - raw) / 2 - gates.per_extra_gate * (len(caps) - 1)
+
     # -- feedback ---------------------------------------------------------------------------------------
     def sentiment(self, text: str) -> dict[str, float]:
         return self._sentiment.scores(text)
 
-    def _analyze_feedback(self, feedback: str) -> FeedbackAnalysis:
+    def analyze_feedback(self, feedback: str) -> FeedbackAnalysis:
+        return self.analyze_feedbacks([feedback])[0]
+
+    def analyze_feedbacks(self, feedbacks: Sequence[str]) -> list[FeedbackAnalysis]:
+        """What the reward needs from each feedback, cached (a GRPO group scores G replies to one feedback and
+        the same feedbacks come back every epoch); the new ones are parsed in one batch."""
+        cache = self._feedback_cache
+        new = [f for f in dict.fromkeys(feedbacks) if f not in cache]
+        for feedback, terms in zip(new, self._reader.read_feedbacks(new), strict=True):
+            if len(cache) >= FEEDBACK_CACHE_SIZE:
+                del cache[next(iter(cache))]
+            cache[feedback] = self._analyze_feedback(feedback, terms)
+        return [cache[f] for f in feedbacks]
+
+    def clear_feedback_cache(self) -> None:
+        self._feedback_cache.clear()
+
+    def _analyze_feedback(self, feedback: str, read: FeedbackTerms) -> FeedbackAnalysis:
         cfg = self.config
         sentiment = self._sentiment.label(feedback)
-        label, compound = sentiment.label, sentiment.compound
         words = _words(feedback)
         ack = cfg.acknowledgment
-        first_seen: dict[str, tuple[int, str]] = {}
-        for position, w in enumerate(words):
-            if len(w) >= ack.min_word_chars and w.isalpha() and w not in self._ignored_words:
-                first_seen.setdefault(w[: ack.stem_chars], (position, w))
-        # Longer words are the more specific points; ties keep the order of the feedback.
-        ranked = sorted(first_seen.items(), key=lambda kv: (-len(kv[1][1]), kv[1][0]))[: ack.max_key_terms]
-        return FeedbackAnalysis(label, compound, tuple(stem for stem, _ in ranked),
-                                tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)))
+        # The feedback's specific points: its nouns, names, numbers and adjectives, nouns first, in order.
+        terms: dict[str, tuple[int, str]] = {}
+        for word, tag in read.words:
+            if not tag.startswith(KEY_TAGS) or word in self._ignored_words:
+                continue
+            if len(word) < ack.min_word_chars and not any(ch.isdigit() for ch in word):
+                continue
+            terms.setdefault(stem(word, ack.stem_chars), (0 if tag.startswith(("NN", "CD")) else 1, word))
+        ranked = sorted(terms.items(), key=lambda kv: kv[1][0])[: ack.max_key_terms]  # stable: keeps the order
+        return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
+                                tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
+                                self._role.sender_facts(feedback, words, read))
+
+    # -- what the reply says in its own words -------------------------------------------------------------
+    def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
+        """The reply's sentences that count for integrity and acknowledgment: clauses about this case, not
+        copied from the feedback (at most half of their word 4-grams appear in it) and not general statements
+        ("every study has limitations", "we will take it into account")."""
+        n = self.config.acknowledgment.echo_ngram
+        own = []
+        for s in reading.sentences:
+            if not s.clause or s.label_fragment or s.general or self._evasive.search(s.text.lower()):
+                continue
+            grams = _ngrams(s.words, n)
+            if grams and len(grams & fb.ngrams) / len(grams) > 0.5:
+                continue
+            own.append(s)
+        return own
+
+    def _own_share(self, words: list[str], fb: FeedbackAnalysis) -> float:
+        """Share of the reply's content words that are its own: neither the feedback's words nor stock phrases.
+        Keyword salad and echoes are made of the feedback's words; a reply says something of its own."""
+        content = [w for w in words if len(w) > 2 and w.isalpha() and w not in self._ignored_words
+                   and w not in self._function_words]
+        if not content:
+            return 0.0
+        stems = [stem(w, self._stem) for w in content]
+        own = [s for s in stems if s not in fb.sender.stems and s not in self._stock_stems]
+        return len(own) / len(content)
 
     # -- gates ------------------------------------------------------------------------------------------
-    def _readability(self, lower: str, words: list[str]) -> tuple[bool, str]:
-        cfg = self.config.readability
+    def _coherence(self, lower: str, words: list[str], reading: Reading, own_share: float) -> tuple[bool, str]:
+        cfg = self.config.coherence
         if len(words) < cfg.min_words:
-            return True, "Too short to judge readability (a gate: word salad caps the total)."
+            return True, "Too short to judge coherence (a gate: salad and stitched fragments cap the total)."
         function_share = sum(map(self._function_words.__contains__, words)) / len(words)
         odd_share = len(MALFORMED.findall(lower)) / len(words)
+        problems = []
         if function_share < cfg.min_function_word_share or odd_share > cfg.max_odd_word_share:
-            return False, (f"Not readable prose ({function_share:.0%} function words, {odd_share:.0%} malformed "
-                           f"words): write sentences; the total is capped at {cfg.cap}.")
-        return True, "Reads as prose (a gate: word salad caps the total)."
+            problems.append(f"not prose ({function_share:.0%} function words, {odd_share:.0%} malformed words)")
+        if reading.heap_share > cfg.max_heap_share:
+            problems.append(f"{reading.heap_share:.0%} of it is strings of nouns without the words that join them")
+        if reading.label_fragments > cfg.max_label_fragments or reading.fragment_share > cfg.max_fragment_share:
+            problems.append(f"{reading.label_fragments} label fragments ('Limitation: X.'), "
+                            f"{reading.fragment_share:.0%} of words outside any clause")
+        if reading.repeated_openings > cfg.max_repeated_openings:
+            problems.append(f"{reading.repeated_openings} sentences repeat the same opening")
+        grams = list(zip(*(words[k:] for k in range(cfg.loop_ngram)), strict=False))
+        looped = sum(n for n in Counter(grams).values() if n > 1) / max(1, len(grams))
+        if looped > cfg.max_looped_share:
+            problems.append(f"it repeats itself ({looped:.0%} of its {cfg.loop_ngram}-word phrases recur)")
+        anomalies = reading.anomalies
+        if len(anomalies) > cfg.max_anomalies:
+            problems.append(f"broken grammar ({'; '.join(anomalies[:2])})")
+        if own_share < cfg.stitched_own_share and (anomalies or reading.repeated_openings or reading.fragment_share):
+            problems.append(f"stitched from the feedback's words ({own_share:.0%} of its content words are its own)")
+        if problems:
+            return False, (f"Not coherent: {'; '.join(problems)}. Write whole sentences; the total is capped at "
+                           f"{cfg.cap}.")
+        return True, "Reads as connected sentences (a gate: salad and stitched fragments cap the total)."
 
     # -- components -------------------------------------------------------------------------------------
     def _length(self, words: list[str]) -> tuple[float, str]:
@@ -190,7 +302,7 @@ class RewardScorer:
         cheer = len(self._cheer.findall(lower))
         cheerful = cheer > cfg.max_cheer_markers or shares["pos"] >= cfg.cheerful_pos_share
         if fb.label == "negative":
-            score = (0.6 if empathy else -0.4) + (-0.8 if cheerful else 0.4)
+            score = (0.6 if empathy else 0.2 if appreciation else -0.4) + (-0.8 if cheerful else 0.4)
             if cheerful:
                 why = "The feedback is negative but the reply sounds cheerful: drop the exclamations and upbeat words"
                 why += " and acknowledge the concern." if not empathy else "."
@@ -199,8 +311,10 @@ class RewardScorer:
             else:
                 why = "Apologetic, empathetic tone matches the negative feedback."
         elif fb.label == "positive":
-            warm = appreciation or shares["pos"] >= cfg.warm_pos_share
-            score = (0.6 if appreciation else -0.2) + (0.4 if warm and shares["neg"] < cfg.neutral_max_share else -0.6)
+            # An apology is not cold: VADER reads some complaints as positive ("study participation opportunities").
+            warm = appreciation or empathy or shares["pos"] >= cfg.warm_pos_share
+            warm = warm and shares["neg"] < cfg.neutral_max_share
+            score = (0.6 if appreciation or empathy else -0.2) + (0.4 if warm else -0.6)
             why = ("Appreciative tone matches the positive feedback." if score >= 0.9 else
                    "The feedback is positive: thank the person and keep the reply warm.")
         else:
@@ -210,23 +324,39 @@ class RewardScorer:
                    "The feedback is neutral: keep a plain professional tone without exclamations or strong emotion.")
         return _clamp(score), why
 
-    def _integrity_score(self, lower: str, n_words: int) -> tuple[float, str]:
+    def _integrity_score(self, lower: str, n_words: int, own: list[Sentence],
+                         fb: FeedbackAnalysis) -> tuple[float, str]:
+        """Honesty about the limits of this work: caveats, admissions and checks that are about what the feedback
+        raised. The same words in a sentence about research in general ("every study has limitations") are
+        boilerplate, as are promises to "take it into account": they cost, they do not earn."""
         cfg = self.config.integrity
         hits = self._integrity.findall(lower)
-        if not hits:
-            return cfg.score_none, ("No research-integrity markers: state a limitation, what is preliminary,"
-                                    " or what you will verify.")
-        distinct = sorted(set(hits))
+        specific: set[str] = set()
+        previous: tuple[str, ...] = ()
+        for sentence in own:  # own sentences are already about this case (not general, not evasive)
+            found = self._integrity.findall(sentence.text.lower())
+            # The point may be named in this sentence or in the one before ("... the offset. We will verify it.")
+            if found and any(stem(w, self._stem) in fb.key_stems for w in (*previous, *sentence.words)):
+                specific.update(found)
+            previous = sentence.words
+        boilerplate = sorted({*(h for h in hits if h not in specific), *self._evasive.findall(lower)})
+        if not specific:
+            if boilerplate:
+                found = ", ".join(map(repr, boilerplate[:3]))
+                return cfg.score_boilerplate, (f"Only general caveats or non-commitments ({found}): say what is "
+                                               "uncertain or will be checked about the points raised.")
+            return cfg.score_none, ("No caveat, admission or check about the points raised (neutral): say what is"
+                                    " uncertain, what you got wrong or what you will verify, where it applies.")
+        distinct = sorted(specific)
         score = min(len(distinct), cfg.saturate_at) / cfg.saturate_at
-        why = f"Mentions {', '.join(repr(d) for d in distinct[:4])}"
+        why = f"Honest about the points raised: {', '.join(repr(d) for d in distinct[:4])}"
         density = 100 * len(hits) / max(n_words, 1)
         if len(hits) >= cfg.stuffing_min_hits and density > cfg.max_hits_per_100_words:
             excess = min(1.0, (density - cfg.max_hits_per_100_words) / cfg.max_hits_per_100_words)
             score -= cfg.stuffing_penalty * (1 + excess)
-            stuffing = f", but {density:.0f} markers per 100 words is keyword stuffing: use them in sentences."
-            return _clamp(score), why + stuffing
+            return _clamp(score), why + f", but {density:.0f} markers per 100 words is keyword stuffing."
         if len(distinct) < cfg.saturate_at:
-            return score, why + ": add one more concrete caveat (limitation, sample size, what you will verify)."
+            return score, why + ": one more concrete caveat or check would make it complete."
         return score, why + ": integrity credit is full (more markers add nothing)."
 
     def _overselling(self, lower: str) -> tuple[float, str]:
@@ -234,39 +364,45 @@ class RewardScorer:
         hype = self._hype.findall(lower)
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
-            if m.group().replace(" ", "") == "100%":
-                continue  # counted as hype
+            near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]
             window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
-            if not self._citation.search(window):
+            if self._claim.search(near) and not self._citation.search(window):
                 uncited.append(m.group())
         score = _clamp(1.0 - cfg.penalty_per_hit * len(hype) - cfg.uncited_stat_penalty * len(uncited))
         problems = []
         if hype:
             problems.append(f"remove absolute or hype claims ({', '.join(repr(h) for h in sorted(set(hype))[:4])})")
         if uncited:
-            problems.append(f"cite a source for {', '.join(repr(u) for u in uncited[:3])} or drop it")
+            problems.append(f"a number backing a claim needs a source ({', '.join(repr(u) for u in uncited[:3])})")
         if not problems:
             return score, "No hype, absolute assurances or uncited statistics."
         return score, "Overselling: " + "; ".join(problems) + "."
 
-    def _acknowledgment(self, words: list[str], fb: FeedbackAnalysis) -> tuple[float, str]:
+    def _acknowledgment(self, words: list[str], own: list[Sentence], own_share: float,
+                        fb: FeedbackAnalysis) -> tuple[float, str]:
         cfg = self.config.acknowledgment
         if not fb.key_stems:
             return 0.0, "The feedback has no specific terms to take up; nothing to check."
-        reply_stems = {w[: cfg.stem_chars] for w in set(words)}
-        covered = [s for s in fb.key_stems if s in reply_stems]
-        coverage = len(covered) / len(fb.key_stems)
-        score = 2 * min(1.0, coverage / cfg.full_credit_coverage) - 1
         copied = fb.ngrams.intersection(zip(*[words[k:] for k in range(cfg.echo_ngram)], strict=False))
         echo = len(copied) / len(fb.ngrams) if fb.ngrams else 0.0
-        if echo > cfg.echo_threshold:
-            return -1.0, (
-                f"The reply copies {echo:.0%} of the feedback's phrases: respond to the points in your own words.")
-        missing = [w for s, w in zip(fb.key_stems, fb.key_words, strict=True) if s not in reply_stems][:3]
-        if coverage >= cfg.full_credit_coverage:
+        if echo > cfg.echo_threshold or own_share < cfg.min_own_share:
+            return -1.0, (f"The reply repeats the feedback ({echo:.0%} of its phrases copied, {own_share:.0%} of the "
+                          "reply's content words its own): respond to the points in your own words.")
+        actions = [a for sentence in own for a in sentence.actions]
+        if not actions:
+            return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
+                          "commit to something concrete about the points raised.")
+        said = {stem(w, cfg.stem_chars) for sentence in own for w in sentence.words}
+        covered = [s for s in fb.key_stems if s in said]
+        # Full credit for half of the key terms, or for `full_credit_terms` of them on a long feedback.
+        needed = min(cfg.full_credit_coverage * len(fb.key_stems), cfg.full_credit_terms)
+        coverage = len(covered) / needed
+        score = 2 * min(1.0, coverage) - 1
+        missing = [w for s, w in zip(fb.key_stems, fb.key_words, strict=True) if s not in said][:3]
+        if coverage >= 1.0:
             return score, f"Takes up the feedback's specific points ({len(covered)} of {len(fb.key_stems)} key terms)."
-        return score, (f"Takes up {len(covered)} of {len(fb.key_stems)} key terms of the feedback: address its specific"
-                       f" points (e.g. {', '.join(missing)}...).")
+        return score, (f"Takes up {len(covered)} of {len(fb.key_stems)} key terms of the feedback in its own sentences:"
+                       f" address its specific points (e.g. {', '.join(missing)}...).")
 
 
 _DEFAULT_SCORER: RewardScorer | None = None

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rewards import COMPONENTS, ConfigError, default_scorer, load_config, score
+from rewards import COMPONENTS, GATES, ConfigError, default_scorer, load_config, score
 
 FEEDBACK = "The preliminary results on bias are overclaimed and the survey sample is tiny."
 GENUINE = (
@@ -34,7 +34,7 @@ def test_issue_examples():
 
 def test_result_shape_and_range():
     result = score(GENUINE, FEEDBACK)
-    assert set(result.components) == {*COMPONENTS, "privacy", "readability"}
+    assert set(result.components) == {*COMPONENTS, *GATES}
     for c in result.components.values():
         assert -1.0 <= c.score <= 1.0
         assert c.explanation.endswith(".") and len(c.explanation) > 20
@@ -44,9 +44,12 @@ def test_result_shape_and_range():
 
 
 def test_total_is_documented_weighted_sum():
-    result = score(GENUINE[:200], FEEDBACK)
-    weighted = sum(result.components[n].weight * result.components[n].score for n in COMPONENTS)
-    assert result.total == pytest.approx(min(weighted, result.components["overselling"].score), abs=1e-3)
+    hyped = GENUINE + " The revised summary will be perfect."
+    for reply in (GENUINE, PRAISE_REPLY, hyped):
+        result = score(reply, PRAISE if reply is PRAISE_REPLY else FEEDBACK)
+        assert all(result.components[g].score == 1.0 for g in GATES)  # no gate, no cap from acknowledgment
+        weighted = sum(result.components[n].weight * result.components[n].score for n in COMPONENTS)
+        assert result.total == pytest.approx(min(weighted, result.components["overselling"].score), abs=1e-3)
 
 
 class TestLength:
@@ -99,7 +102,7 @@ class TestIntegrity:
         two = comp(base + " The results are preliminary and the sample size is a limitation.")["integrity"]
         many = comp(base + " The results are preliminary, the sample size is a limitation, the evidence is "
                            "uncertain and we will verify it with a replication.")["integrity"]
-        assert none < 0 < one < two
+        assert none == 0 < one < two  # a reply with no caveat is neutral, not wrong
         assert many == two == 1.0  # saturated: more markers add nothing
 
     def test_stuffing_is_penalised(self):
@@ -109,9 +112,16 @@ class TestIntegrity:
 
 
 class TestOverselling:
-    @pytest.mark.parametrize("hype", ["guaranteed", "perfect", "100%", "production-ready", "never fails", "always"])
+    @pytest.mark.parametrize("hype", ["guaranteed", "perfect", "100% accurate", "production-ready", "never fails",
+                                      "completely safe", "beyond doubt", "the gold standard"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
+
+    @pytest.mark.parametrize("plain", ["We always reply within a week.", "Every site was checked twice.",
+                                       "The take-up is 87% among newly eligible pupils.",
+                                       "We never asked you to confirm the address."])
+    def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
+        assert comp(plain)["overselling"] == 1.0
 
     def test_penalty_grows_with_hits_and_caps_total(self):
         one = score(GENUINE + " It is guaranteed.", FEEDBACK)
@@ -122,8 +132,9 @@ class TestOverselling:
     def test_whole_words_only(self):
         assert comp("The provenance of each dataset is documented.")["overselling"] == 1.0
 
-    def test_uncited_statistic(self):
+    def test_a_number_backing_a_claim_needs_a_source(self):
         assert comp("95% of users agree with our approach.")["overselling"] < 1.0
+        assert comp("The model is 99% accurate.")["overselling"] < 1.0
         assert comp("95% of users agreed (n=412, see Table 2 of the report).")["overselling"] == 1.0
 
 
@@ -156,6 +167,7 @@ class TestPrivacy:
 
     @pytest.mark.parametrize("harmless", [
         "<EMAIL_ADDRESS_1>", "<PHONE_NUMBER_2>", "version 2.3.1", "n=412 respondents", "in 2024", "48 respondents",
+        "NaN after 2023-10-01. 0.9.1 works",
     ])
     def test_ordinary_numbers_and_placeholders_pass(self, harmless):
         assert score(f"{GENUINE} Note: {harmless}.", FEEDBACK).components["privacy"].score == 1.0
@@ -204,16 +216,131 @@ class TestAntiHacking:
                  "preliminar yresults limitation sample bias survey tiny checkd evidencee caveats").split()
         salad_text = " ".join(salad * 2)
         result = score(salad_text, FEEDBACK)
-        assert result.components["readability"].score == -1.0
+        assert result.components["coherence"].score == -1.0
         assert result.total <= -0.5 < score(GENUINE, FEEDBACK).total - self.margin
-        assert comp(GENUINE)["readability"] == 1.0
+        assert comp(GENUINE)["coherence"] == 1.0
 
 
 def test_config_validation(tmp_path):
     bad = tmp_path / "reward.yaml"
-    text = (load_config.__globals__["DEFAULT_CONFIG_PATH"]).read_text().replace("length: 0.20", "length: 0.50", 1)
+    text = (load_config.__globals__["DEFAULT_CONFIG_PATH"]).read_text().replace("length: 0.10", "length: 0.50", 1)
     bad.write_text(text)
     with pytest.raises(ConfigError, match="sum to 1"):
         load_config(bad)
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.yaml")
+
+
+# -- what each part measures for a reader (issue #12) ---------------------------------------------------
+REPORT_FEEDBACK = ("The transparency report counts data requests but never says how many were refused, and the "
+                   "consent wording section is unclear about what changed since last year.")
+STITCHED = ("Thank you for reporting the transparency report; we understand your point, and verify the trouble it "
+            "caused. Before we commit to check suggests it will keep the consent wording was tested on methods: the "
+            "ethics review team. We will explain it affects only some cases you still unclear and verify what changed.")
+PLAIN = ("Thanks, you're right: the report gives the number of requests but not how many we turned down, and the "
+         "consent section doesn't say what changed. We'll add both to the online version this month, with a short "
+         "list of last year's wording changes, and we'll send you the updated page when it's up.")
+
+
+class TestCoherence:
+    @pytest.mark.parametrize("salad", [
+        STITCHED,
+        "Refused requests: limitation. Consent wording: preliminary. Methods: verify. Report: evidence.",
+        "We will verify the report. We will verify the requests. We will verify the consent. We will verify it.",
+        "transparency report, data requests, refused, consent wording, limitation, evidence, verify, uncertainty",
+        ("The refused requests have apologised to the consent wording, and the transparency report understands the "
+         "section honestly. The data requests will verify the limitation of the evidence."),
+    ])
+    def test_salad_and_stitched_fragments_fail(self, salad):
+        result = score(salad, REPORT_FEEDBACK)
+        assert result.components["coherence"].score == -1.0 or result.components["acknowledgment"].score == -1.0
+        assert result.total < 0
+
+    def test_the_issue_example_is_caught_by_the_parse(self):
+        result = score(STITCHED, REPORT_FEEDBACK)
+        assert result.components["coherence"].score == -1.0
+        assert "broken grammar" in result.components["coherence"].explanation
+        assert result.total <= -0.5
+
+    def test_genuine_replies_read_as_coherent(self):
+        for reply, feedback in [(GENUINE, FEEDBACK), (PRAISE_REPLY, PRAISE), (PLAIN, REPORT_FEEDBACK)]:
+            assert score(reply, feedback).components["coherence"].score == 1.0
+
+
+class TestRole:
+    @pytest.mark.parametrize("reply, why", [
+        ("Dear [Name],\n\nThank you for your feedback on [Report Name]. We will respond by [date].\n\n[Your Name]",
+         "template"),
+        ("Here's a suggested revision of your feedback: \"The report never says how many requests were refused.\"",
+         "assistant"),
+        ("I am writing to complain that the transparency report never says how many data requests were refused.",
+         "sender"),
+        ("Dear Sarah, thank you. We'll add the refused requests to the report this month.", "name"),
+        ("Thanks, we'll add the refused requests this month; details at https://example.org/report-v2.", "link"),
+        ("Thanks, we'll add the refused requests this month. Write to <EMAIL_2> with questions.", "placeholder"),
+        ("Thanks, we'll add the refused requests this month.\n\nBest regards,\nPERSON_1", "template"),
+        ("Transparency reports are documents that list the requests an organisation receives. Refusal counts are "
+         "useful because they show how often access is denied.", "article"),
+    ])
+    def test_wrong_role_or_template_fails(self, reply, why):
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["role"].score == -1.0, (why, result.components["role"].explanation)
+        assert result.total <= -0.5
+
+    def test_sender_placeholder_is_fine_as_salutation_but_not_as_signature(self):
+        signed = "Thank you for the detailed report. Best regards, <PERSON_1>"
+        feedback = REPORT_FEEDBACK + " Best, <PERSON_1>"
+        ok = score("Dear <PERSON_1>, " + PLAIN, feedback)
+        assert ok.components["role"].score == 1.0 and ok.total >= 0
+        assert score(PLAIN + "\n\nKind regards,\n<PERSON_1>", feedback).components["role"].score == -1.0
+        assert score(signed, feedback).total < 0
+        assert score("Hello, I'm <PERSON_1> and I'm glad to have you join our team.", feedback).total < 0
+
+    def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
+        feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
+        assert score("Your paper says far more than a survey like that can show, and I think the title is wrong.",
+                     feedback).components["role"].score == -1.0
+        assert score("You're right: a cross-sectional survey cannot show cause. We are changing the title of our "
+                     "paper this week.", feedback).components["role"].score == 1.0
+
+
+class TestIntegrityInContext:
+    def test_caveats_count_only_about_the_points_raised(self):
+        general = comp("Every study has limitations and there is always some uncertainty in research.")
+        evasive = comp("Thank you. We will take your comments into account as part of our ongoing commitment.")
+        specific = comp("The survey had only 48 respondents, so the bias estimate is preliminary; we will verify it.")
+        assert general["integrity"] < 0 and evasive["integrity"] < 0 < specific["integrity"]
+
+    def test_admissions_are_integrity_without_stock_words(self):
+        assert comp("You're right, and we should have said how small the survey sample was.")["integrity"] > 0
+
+
+class TestAcknowledgmentResponds:
+    def test_a_plain_reply_without_stock_words_is_acceptable(self):
+        result = score(PLAIN, REPORT_FEEDBACK)
+        assert 40 <= len(PLAIN.split()) <= 70
+        assert not any(w in PLAIN.lower() for w in ("limitation", "preliminary", "verify", "evidence"))
+        assert result.total >= 0.3
+
+    def test_a_reply_that_commits_to_nothing_fails(self):
+        brush_off = ("Thank you for your message. We appreciate your perspective on the report and we value all "
+                     "feedback from our readers. We hope this is helpful.")
+        result = score(brush_off, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score == -1.0 and result.total < 0
+
+    def test_an_echo_is_below_zero(self):
+        echo = ("You say the transparency report counts data requests but never says how many were refused, and "
+                "that the consent wording section is unclear about what changed since last year.")
+        assert score(echo, REPORT_FEEDBACK).total < 0 <= score(PLAIN, REPORT_FEEDBACK).total
+
+
+def test_batch_scores_equal_single_scores_and_the_parser_loads_once():
+    from rewards.sentences import load_parser
+
+    pairs = [(GENUINE, FEEDBACK), (PRAISE_REPLY, PRAISE), (STITCHED, REPORT_FEEDBACK), ("", FEEDBACK), ("ok", PRAISE)]
+    scorer = default_scorer()
+    batch = scorer.score_many(pairs)
+    assert [r.to_dict() for r in batch] == [scorer(reply, fb).to_dict() for reply, fb in pairs]
+    before = load_parser.cache_info().misses
+    score(GENUINE, FEEDBACK, config=load_config())  # a second scorer reuses the process's parser
+    assert load_parser.cache_info().misses == before

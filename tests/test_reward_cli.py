@@ -34,7 +34,7 @@ def test_module_entry_point_prints_json():
     )
     data = json.loads(proc.stdout)
     assert data["total"] >= 0.5
-    for name in ["length", "tone", "integrity", "overselling", "acknowledgment", "privacy", "readability"]:
+    for name in ["length", "tone", "integrity", "overselling", "acknowledgment", "privacy", "coherence", "role"]:
         assert set(data["components"][name]) == {"score", "weight", "explanation"}
 
 

@@ -1,0 +1,122 @@
+"""The reader-judged set: hand-written feedback messages, each with replies a person has judged by kind.
+
+`data/reader_set.jsonl` holds one message a line: the feedback as the reward sees it (already redacted, so
+personal data appears as governance placeholders such as `<PERSON_1>`) and at least one reply of every kind.
+Two kinds are genuine replies, six are replies a careful reader rejects. How it was written:
+docs/reader_set.md. The `heldout` split is never used to tune the reward; `dev` is.
+
+`pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
+one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
+
+from data.loader import DATA_DIR, DatasetError, read_jsonl
+
+READER_SET_PATH = DATA_DIR / "reader_set.jsonl"
+
+Kind = Literal["careful", "plain", "salad", "off_target", "placeholder", "hedge", "oversold", "echo"]
+Split = Literal["dev", "heldout"]
+KINDS: tuple[str, ...] = get_args(Kind)
+GENUINE_KINDS = ("careful", "plain")
+BAD_KINDS = tuple(k for k in KINDS if k not in GENUINE_KINDS)
+# Kinds a reader does not accept as a reply at all: the reward must score every one of them below zero.
+UNACCEPTABLE_KINDS = ("salad", "off_target", "placeholder")
+
+
+class ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Kind
+    text: StrictStr = Field(min_length=1)
+
+
+class ReaderMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: StrictStr = Field(min_length=1)
+    split: Split
+    style: StrictStr = Field(min_length=1)  # the register it was written in, e.g. "terse engineer, bug report"
+    feedback: StrictStr = Field(min_length=1)
+    replies: list[ReaderReply]
+
+    @model_validator(mode="after")
+    def _every_kind(self) -> "ReaderMessage":
+        missing = [k for k in KINDS if k not in {r.kind for r in self.replies}]
+        if missing:
+            raise ValueError(f"needs at least one reply of every kind; missing {', '.join(missing)}")
+        return self
+
+
+def load_reader_set(split: Split | None = None, path: Path = READER_SET_PATH) -> list[ReaderMessage]:
+    """All messages, or one split's. Raises `DatasetError("FILE:LINE: field ...")` on the first bad line."""
+    messages: list[ReaderMessage] = read_jsonl(path, ReaderMessage)
+    seen: set[str] = set()
+    for message in messages:
+        if message.id in seen:
+            raise DatasetError(f"{path}: field 'id': {message.id!r} appears twice")
+        seen.add(message.id)
+    return [m for m in messages if split is None or m.split == split]
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    message_id: str
+    genuine_kind: str
+    bad_kind: str
+    genuine_total: float
+    bad_total: float
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How often a reward ranks as the reader does, and where it does not."""
+
+    pairs: dict[str, tuple[int, int]]  # bad kind -> (pairs ranked right, pairs), genuine above bad, per message
+    by_genuine: dict[tuple[str, str], tuple[int, int]]  # (genuine kind, bad kind) -> (right, pairs)
+    below_zero: dict[str, tuple[int, int]]  # kind -> (replies < 0, replies)
+    disagreements: list[Disagreement] = field(default_factory=list)
+
+    @property
+    def overall(self) -> float:
+        right = sum(r for r, _ in self.pairs.values())
+        return right / max(1, sum(n for _, n in self.pairs.values()))
+
+    def rate(self, bad_kind: str, genuine_kind: str | None = None) -> float:
+        right, n = self.pairs[bad_kind] if genuine_kind is None else self.by_genuine[genuine_kind, bad_kind]
+        return right / max(1, n)
+
+    def share_below_zero(self, kind: str) -> float:
+        below, n = self.below_zero[kind]
+        return below / max(1, n)
+
+
+def pairwise_agreement(messages: Sequence[ReaderMessage], totals: Sequence[Sequence[float]]) -> Agreement:
+    """`totals[i][j]` is the reward of `messages[i].replies[j]`. A pair counts as right only if the genuine reply
+    scores strictly above the bad one (a tie is a disagreement: the reward could not tell them apart)."""
+    pairs = {k: [0, 0] for k in BAD_KINDS}
+    by_genuine = {(g, b): [0, 0] for g in GENUINE_KINDS for b in BAD_KINDS}
+    below = {k: [0, 0] for k in KINDS}
+    disagreements = []
+    for message, message_totals in zip(messages, totals, strict=True):
+        scored = list(zip(message.replies, message_totals, strict=True))
+        for reply, total in scored:
+            below[reply.kind][0] += total < 0
+            below[reply.kind][1] += 1
+        for good, good_total in scored:
+            if good.kind not in GENUINE_KINDS:
+                continue
+            for bad, bad_total in scored:
+                if bad.kind in GENUINE_KINDS:
+                    continue
+                right = good_total > bad_total
+                for counts in (pairs[bad.kind], by_genuine[good.kind, bad.kind]):
+                    counts[0] += right
+                    counts[1] += 1
+                if not right:
+                    disagreements.append(Disagreement(message.id, good.kind, bad.kind, good_total, bad_total))
+    return Agreement({k: tuple(v) for k, v in pairs.items()}, {k: tuple(v) for k, v in by_genuine.items()},
+                     {k: tuple(v) for k, v in below.items()}, disagreements)

