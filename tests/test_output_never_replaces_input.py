@@ -98,3 +98,12 @@ def test_rewards_output_that_cannot_be_written_is_a_one_line_error(tmp_path):
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "cannot write" in lines[0] and str(blocker / "scored.jsonl") in lines[0], err
     assert blocker.read_text() == "not a directory\n"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_governance_on_an_empty_input_file_is_a_one_line_error(tmp_path, content):
+    src, dst = tmp_path / "empty.jsonl", tmp_path / "governed.jsonl"
+    src.write_text(content)
+    code, err = run_cli("agents.governance", "--input", str(src), "--output", str(dst))
+    assert code == 2 and err.strip() == f"error: {src}: no feedback rows to govern"
+    assert not dst.exists()
