@@ -47,6 +47,8 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
+from policy.model_dir import ModelDirError, check_model_dir
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 256
@@ -172,8 +174,10 @@ class PolicyEngine:
     def from_pretrained(cls, path: str | Path, *, model_name: str | None = None, dtype: torch.dtype | None = None,
                         **kwargs) -> "PolicyEngine":
         path = Path(path)
-        if not (path / "config.json").is_file():
-            raise PolicyLoadError(f"{path}: not a Hugging Face model directory (no config.json)")
+        try:
+            check_model_dir(path)
+        except ModelDirError as e:
+            raise PolicyLoadError(str(e)) from None
         hf_logging.disable_progress_bar()  # loading a small checkpoint needs no bar
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)

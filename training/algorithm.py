@@ -23,10 +23,12 @@ from typing import Any
 
 import agentlightning as agl
 
+from training.checkpoint import checkpoint_interval
 from training.config import RunConfig
 from training.outputs import MetricsLog, ProgressReporter, ValResult, summarize_rewards, val_result
 from training.policy_update import PolicyUpdate
 from training.rollouts import RolloutResult, enqueue, read_result, wait_all
+from training.run_dir import RunDirError
 
 logger = logging.getLogger("training")
 
@@ -74,6 +76,7 @@ class TrainState:
     last_step: int = 0
     rollouts: int = 0
     interrupted: bool = False
+    write_error: str | None = None  # the run directory stopped taking writes: the run stopped there
 
 
 class FeedbackGRPO(agl.Algorithm):
@@ -114,6 +117,7 @@ class FeedbackGRPO(agl.Algorithm):
         started = self._started = time.monotonic()
         step = self.start_step
         last_saved = self.start_step
+        checkpoint_every = checkpoint_interval(cfg.checkpoint_every, cfg.steps)
         try:
             if not self.validated_at_start:
                 await self._validate(step, started)
@@ -122,13 +126,18 @@ class FeedbackGRPO(agl.Algorithm):
                 self.state.last_step = step
                 if step % cfg.val_every == 0 or step == cfg.steps:
                     await self._validate(step, started)
-                if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                if step % checkpoint_every == 0 or step == cfg.steps:
                     self._save(step)
                     last_saved = step
+        except RunDirError as e:  # stop here, with what was saved before: the CLI reports it in one line
+            self.state.write_error = str(e)
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.state.interrupted = True
             if self.state.last_step > last_saved:
-                self._save(self.state.last_step)
+                try:
+                    self._save(self.state.last_step)
+                except RunDirError as e:
+                    self.state.write_error = str(e)
             self.progress.phase(f"interrupted after step {self.state.last_step}: checkpoint saved; continue with "
                                 "--resume")
             raise
