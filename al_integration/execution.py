@@ -9,7 +9,7 @@
   resumed run never executes them against the old run's dead policy endpoint;
 * runners that exit when the process that forked them dies (Linux `PR_SET_PDEATHSIG`: a SIGKILL of the
   trainer leaves no orphans), and that stop once the store server has not answered for `server_gone_after_s`
-  (a runner host whose training host went away);
+  (a runner host whose training host went away; ten times longer before the server first answered);
 * a runner that dies mid-run noticed within a second: its unfinished attempt is marked `unresponsive`, so
   agl retries the rollout at once (with `retry_condition` including "unresponsive") instead of after the
   rollout's `timeout_seconds`; if every runner is lost the run is interrupted as by Ctrl-C (checkpoint,
@@ -108,14 +108,16 @@ class _StopWhenEither:
 
 class RunnerStoreClient(LightningStoreClient):
     """agl's HTTP store client, for a runner: it calls `on_gone(reason)` (and the runner stops polling) when
-    the server has refused it (403: not this run's token) or has not answered for `gone_after_s`."""
+    the server has refused it (403: not this run's token) or has not answered for `gone_after_s`. A server
+    never reached yet gets `startup_factor` times longer: a runner host may be started before training is up."""
 
     def __init__(self, server_address: str, *, shown_address: str, gone_after_s: float,
-                 on_gone: Callable[[str], None], **kwargs: Any) -> None:
+                 on_gone: Callable[[str], None], startup_factor: float = 10.0, **kwargs: Any) -> None:
         super().__init__(server_address, **kwargs)
         self.shown_address = shown_address  # without the token, for messages
         self.gone_after_s = gone_after_s
         self.on_gone = on_gone
+        self._patience = gone_after_s * startup_factor  # until the first answer
         self._last_answer = time.monotonic()
 
     async def _dequeue_batch(self, *, limit: int, worker_id: str | None) -> list[AttemptedRollout]:
@@ -134,11 +136,12 @@ class RunnerStoreClient(LightningStoreClient):
                 data = await resp.json()
         except Exception as exc:  # noqa: BLE001 - agl's own dequeue swallows every failure too
             silent = time.monotonic() - self._last_answer
-            if silent > self.gone_after_s:
+            if silent > self._patience:
                 self.on_gone(f"the store server {self.shown_address} has not answered for {silent:.0f} s "
                              f"({type(exc).__name__})")
             return []
         self._last_answer = time.monotonic()
+        self._patience = self.gone_after_s
         return [AttemptedRollout.model_validate(item) for item in data]
 
 
@@ -209,14 +212,11 @@ class SupervisedStrategy(agl.ClientServerExecutionStrategy):
     def runner_pids(self) -> list[int]:
         return [p.pid for p in self._runner_processes if p.pid is not None]
 
-    def execute(self, algorithm: Any, runner: Any, store: LightningStore) -> None:
-        if self.role != "runner":
-            stale = asyncio.run(cancel_unfinished_rollouts(store))
-            if stale:
-                logger.info("cancelled %d rollout(s) left unfinished in the store by an earlier run", stale)
-        super().execute(algorithm, runner, store)
-
     async def _execute_algorithm(self, algorithm: Any, store: LightningStore, stop_evt: Any) -> None:
+        # Before the server starts, so no runner can take one of them first.
+        stale = await cancel_unfinished_rollouts(store)
+        if stale:
+            logger.info("cancelled %d rollout(s) left unfinished in the store by an earlier run", stale)
         server = LightningStoreServer(store, host=self.server_host, port=self.server_port)
         server.app.add_middleware(TokenGuard, token=self.store_token)
         await server.start()

@@ -165,7 +165,7 @@ def test_a_runner_gives_up_on_a_store_server_that_is_gone():
 
     async def poll():
         client = RunnerStoreClient(f"http://127.0.0.1:{free_port()}/token", shown_address="http://the-host:1",
-                                   gone_after_s=1.0, on_gone=reasons.append)
+                                   gone_after_s=0.5, startup_factor=2, on_gone=reasons.append)
         try:
             started = time.monotonic()
             while not reasons and time.monotonic() - started < 30:

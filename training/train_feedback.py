@@ -64,22 +64,23 @@ def _free_port() -> int:
 
 
 RUN_DIR_HELD_ENV = "TRAIN_FEEDBACK_RUN_DIR_HELD_BY"  # set by the distributed launcher, which holds the lock
+_claimed: list = []  # the run directories this process holds (their locks live as long as the process)
 
 
-def _run_dir(output_dir: Path | None, *, resume: bool = False, overwrite: bool = False, claim: bool = True) -> Path:
+def _new_run_dir() -> Path:
+    return Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def _run_dir(path: Path, *, resume: bool = False, overwrite: bool = False, claim: bool = True) -> Path:
     """The run directory, locked for this process (training/run_dir.py); `claim=False` for a torchrun worker whose
     launcher (or rank 0) holds it."""
     from training.run_dir import claim_run_dir
 
-    path = output_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     if not claim:
         path.mkdir(parents=True, exist_ok=True)
         return path
     _claimed.append(claim_run_dir(path, resume=resume, overwrite=overwrite))
     return path
-
-
-_claimed: list = []  # the run directories this process holds (their locks live as long as the process)
 
 
 def _check_model(model: Path | None) -> None:
@@ -205,7 +206,7 @@ def evaluate(
         model_path = Path(model) if model and llm_endpoint is None else None
         _check_model(model_path)
         _check_mubit_files(cfg)
-        run_dir = _run_dir(output_dir, overwrite=overwrite)
+        run_dir = _run_dir(output_dir or _new_run_dir(), overwrite=overwrite)
         tasks, decisions = _governed_tasks(split, limit)
         if not tasks:
             raise UserError(f"{split}: no task that governance lets through to the agent")
@@ -392,7 +393,7 @@ def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | No
     from training.checkpoint import CheckpointError, latest_checkpoint
 
     if resume is None:
-        return load_run_config(config), output_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"), None
+        return load_run_config(config), output_dir or _new_run_dir(), None
     if overwrite:
         raise UserError("--overwrite replaces a run, --resume continues it: give one of them")
     if output_dir is not None and output_dir.resolve() != resume.resolve():
