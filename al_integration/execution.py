@@ -198,9 +198,9 @@ class SupervisedStrategy(agl.ClientServerExecutionStrategy):
 
     def __init__(self, *, store_token: str | None = None, server_gone_after_s: float = 60.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.store_token = store_token or os.environ.get(STORE_TOKEN_ENV) or secrets.token_urlsafe(24)
-        if self.role != "runner" and self.server_host not in ("127.0.0.1", "localhost", "::1") and not (
-                store_token or os.environ.get(STORE_TOKEN_ENV)):
+        given = store_token or os.environ.get(STORE_TOKEN_ENV)
+        self.store_token = given or secrets.token_urlsafe(24)
+        if not given and self.role != "runner" and self.server_host not in ("127.0.0.1", "localhost", "::1"):
             logger.warning("the store server listens on %s with a random token: runners on other hosts will be "
                            "refused; export the same %s on every host", self.server_host, STORE_TOKEN_ENV)
         self.server_gone_after_s = server_gone_after_s
