@@ -45,14 +45,12 @@ from rich.console import Console
 from rich.table import Table
 from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
+from training.config import load_run_config
 from training.grpo import Sample
 
 app = typer.Typer(add_completion=False)
 TARGET_EFFICIENCY = 0.85
 GROUP_SIZE = 4
-KL_COEF = 0.05  # configs/oneclick.yaml
-LR = 2.0e-4
-MICRO_BATCH_SIZE = 8
 
 
 def synthetic_batch(n: int, vocab_size: int, prompt_len: int, response_len: int, seed: int) -> list[Sample]:
@@ -78,7 +76,7 @@ def worker(model_path: str, device_kind: str, batch_per_rank: int, steps: int, w
 
     from policy.server import PolicyEngine
     from training.distributed import DistributedPolicyUpdate, bf16_autocast, init_distributed, wrap_model
-    from training.grpo import GRPOConfig, GRPOLearner
+    from training.grpo import GRPOLearner
     from training.policy_update import PolicyUpdate
 
     transformers.utils.logging.set_verbosity_error()
@@ -95,10 +93,11 @@ def worker(model_path: str, device_kind: str, batch_per_rank: int, steps: int, w
         autocast = bf16_autocast(ctx.device)
         engine = PolicyEngine(AutoModelForCausalLM.from_pretrained(model_path, dtype=autocast or torch.float32),
                               tokenizer, device=ctx.device)  # the replica; not serving here, only loading weights
-        config = GRPOConfig(lr=LR, kl_coef=KL_COEF, micro_batch_size=MICRO_BATCH_SIZE)
+        run = load_run_config()  # the learner settings of configs/oneclick.yaml
         pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        learner = GRPOLearner(wrap_model(model, ctx, fsdp), reference, config, pad_token_id=pad_id,
-                              device=ctx.device, autocast_dtype=autocast)
+        learner = GRPOLearner(wrap_model(model, ctx, fsdp), reference, run.grpo, pad_token_id=pad_id,
+                              device=ctx.device, autocast_dtype=autocast,
+                              max_completion_length=run.sampling.max_tokens)
         update = DistributedPolicyUpdate(PolicyUpdate(learner, engine, tokenizer, Path(tempfile.gettempdir()), {}),
                                          ctx)
         if not ctx.is_main:
@@ -145,10 +144,9 @@ def measure(nproc: int, args: tuple) -> dict[str, Any]:
 
 def default_model() -> Path:
     from policy.tiny import ensure_default_policy
-    from training.config import load_run_config
 
     cfg = load_run_config()
-    return ensure_default_policy(cfg.resolve(cfg.policy.build_config))
+    return ensure_default_policy(cfg.resolve(cfg.policy.tiny_config))
 
 
 def parse_counts(nproc: str | None, device: str) -> list[int]:
@@ -240,8 +238,7 @@ def main(
         "rounds": rounds,
         "batch_per_rank": batch_per_rank,
         "group_size": GROUP_SIZE,
-        "micro_batch_size": MICRO_BATCH_SIZE,
-        "kl_coef": KL_COEF,
+        "grpo": load_run_config().grpo.model_dump(),
         "target_efficiency": TARGET_EFFICIENCY,
         "cpu_count": os.cpu_count(),
         "torch": torch.__version__,

@@ -32,8 +32,8 @@ from policy.loading import load_model, load_tokenizer, resolve_policy_dir
 from policy.lora import LoraSettings, add_lora, reference_mode
 from policy.server import PolicyEngine, SamplingRow
 from policy.tiny_data import governed_feedback
-from training.config import REPO_ROOT
-from training.grpo import GRPOConfig, GRPOLearner, Sample
+from training.config import REPO_ROOT, load_run_config
+from training.grpo import GRPOLearner, Sample
 
 
 def prompts(n: int) -> list[list[dict]]:
@@ -96,8 +96,9 @@ def main() -> None:
         if seconds < best["engine"]:
             best["engine"], tokens["engine"] = seconds, sum(len(s.token_ids) for s in samples)
 
-    learner = GRPOLearner(policy, None, GRPOConfig(lr=2e-4, kl_coef=0.05), pad_token_id=engine.pad_id,
-                          reference_mode=lambda: reference_mode(policy))
+    run = load_run_config()  # the learner settings of configs/oneclick.yaml
+    learner = GRPOLearner(policy, None, run.grpo, pad_token_id=engine.pad_id,
+                          reference_mode=lambda: reference_mode(policy), max_completion_length=run.sampling.max_tokens)
     rng = random.Random(0)
     batch_samples = [Sample(str(i // 4), p, s.token_ids, rng.uniform(-1, 1), s.logprobs)
                      for i, (p, s) in enumerate(zip(batch, samples, strict=True))]

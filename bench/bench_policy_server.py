@@ -7,7 +7,6 @@ rows each `generate` call served (the micro-batching at work).
 """
 
 import argparse
-import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -45,17 +44,16 @@ def main() -> None:
 
         ask(0)  # warm-up
         for workers in (1, args.concurrency):
-            calls_before = engine.generate_calls
-            sizes_before = len(engine.batch_sizes)
+            calls_before, rows_before = engine.generate_calls, engine.rows_generated
             started = time.perf_counter()
             with ThreadPoolExecutor(workers) as pool:
                 tokens = sum(pool.map(ask, range(args.requests)))
             seconds = time.perf_counter() - started
-            sizes = engine.batch_sizes[sizes_before:]
+            calls, rows = engine.generate_calls - calls_before, engine.rows_generated - rows_before
             print(
                 f"concurrency {workers:>2}: {args.requests / seconds:6.2f} replies/s, "
                 f"{tokens / seconds:7.0f} tokens/s, "
-                f"{engine.generate_calls - calls_before} generate calls (mean {statistics.fmean(sizes):.1f} rows)"
+                f"{calls} generate calls (mean {rows / max(calls, 1):.1f} rows)"
             )
 
 

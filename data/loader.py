@@ -139,8 +139,9 @@ def resolve_source(source: str | Path) -> Path:
 
 
 def load_feedback(source: str | Path = "train") -> datasets.Dataset:
-    """Load a split name (`train` / `val` / `test`), a `.jsonl` / `.json` / `.csv` file, or a directory written
-    by `Dataset.save_to_disk`. Raises `DatasetError` naming the file and line of the first bad row."""
+    """Load a split name (`train` / `val` / `test`), a JSON-lines file (`.jsonl`, or `.json` holding one object a
+    line: a JSON array is refused at its first line), a `.csv` file, or a directory written by
+    `Dataset.save_to_disk`. Raises `DatasetError` naming the file and line of the first bad row."""
     path = resolve_source(source)
     if path.is_dir():
         try:

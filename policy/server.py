@@ -44,6 +44,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from common.cli import OneLineErrorsCommand
 from policy.loading import PolicyLoadError, load_model, load_tokenizer
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,7 @@ class PolicyEngine:
         self.max_context: int | None = getattr(model.config, "max_position_embeddings", None)
         self.weights_version = 0
         self.generate_calls = 0
-        self.batch_sizes: list[int] = []  # rows per generate call, for tests and benchmarks
+        self.rows_generated = 0  # rows over all generate calls: rows_generated / generate_calls is the mean batch
         self._rng = random.Random(seed)
         self._lock = threading.Lock()  # held by a generate call and by a weight swap
         self._queue: queue.Queue[_Pending | None] = queue.Queue()
@@ -205,7 +206,7 @@ class PolicyEngine:
                 logits_processor=LogitsProcessorList([sampler]),
             )
             self.generate_calls += 1
-            self.batch_sizes.append(len(rows))
+            self.rows_generated += len(rows)
         return [self._sample_of_row(sampler, i, row) for i, row in enumerate(rows)]
 
     def _sample_of_row(self, sampler: RowSampler, i: int, row: SamplingRow) -> Sample:
@@ -543,15 +544,16 @@ class PolicyServer:
 cli = typer.Typer(add_completion=False, help=__doc__.split("\n\n")[0])
 
 
-@cli.command()
+@cli.command(cls=OneLineErrorsCommand)
 def serve(
     model: Annotated[Path, typer.Option(help="a local Hugging Face causal LM directory (with a chat template)")],
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 8000,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port")] = 8000,
+    host: Annotated[str, typer.Option(help="interface to bind; 0.0.0.0 serves other machines too")] = "127.0.0.1",
     served_model_name: Annotated[str | None, typer.Option(help="the model name clients send")] = None,
     max_batch_size: Annotated[int, typer.Option(min=1)] = 64,
     batch_window_ms: Annotated[float, typer.Option(min=0)] = 20.0,
 ) -> None:
-    """Serve MODEL at http://127.0.0.1:PORT/v1 until interrupted."""
+    """Serve MODEL at http://HOST:PORT/v1 until interrupted."""
     try:
         engine = PolicyEngine.from_pretrained(
             model, model_name=served_model_name, max_batch_size=max_batch_size, batch_window_s=batch_window_ms / 1000
@@ -560,9 +562,9 @@ def serve(
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(code=2) from None
     engine.start()
-    typer.echo(f"serving '{engine.model_name}' at http://127.0.0.1:{port}/v1")
+    typer.echo(f"serving '{engine.model_name}' at http://{host}:{port}/v1")
     try:
-        uvicorn.run(create_app(engine), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+        uvicorn.run(create_app(engine), host=host, port=port, log_level="warning", access_log=False)
     finally:
         engine.close()
 

@@ -42,6 +42,7 @@ from transformers.utils import logging as hf_logging
 
 import agents.prompt
 from agents.prompt import build_messages
+from common.cli import OneLineErrors
 from common.config_files import load_yaml_model
 from data import DATA_DIR, LESSONS_PATH, DatasetError, load_feedback, load_lessons
 from policy.server import PolicyEngine, SamplingRow
@@ -437,7 +438,7 @@ def ensure_default_policy(config_path: Path = DEFAULT_CONFIG_PATH, console: Cons
 # ----------------------------------------------------------------------------------------------------------
 # CLI
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 
 
 @app.callback()

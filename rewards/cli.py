@@ -10,12 +10,13 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from common.cli import OneLineErrors
 from common.files import SameFileError, refuse_same_file, write_lines_atomic
 from common.jsonl import JsonlError, read_jsonl
 from rewards.config import COMPONENTS, GATES, ConfigError, load_config
 from rewards.reward import RewardResult, RewardScorer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True, help=__doc__)
 out = Console()
 err = Console(stderr=True)
 

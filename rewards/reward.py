@@ -8,6 +8,7 @@ acceptable reply, < 0 a failure; Mubit credit uses that sign. See docs/reward.md
 """
 
 import math
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -272,9 +273,11 @@ _DEFAULT_SCORER: RewardScorer | None = None
 
 
 def default_scorer() -> RewardScorer:
+    """The process-wide scorer, built on first use from `configs/reward.yaml` (or $REWARD_CONFIG: training sets
+    it to the run config's `reward.config` before its runner processes start)."""
     global _DEFAULT_SCORER
     if _DEFAULT_SCORER is None:
-        _DEFAULT_SCORER = RewardScorer(load_config())
+        _DEFAULT_SCORER = RewardScorer(load_config(os.environ.get("REWARD_CONFIG") or None))
     return _DEFAULT_SCORER
 
 

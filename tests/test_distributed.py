@@ -15,8 +15,9 @@ import psutil
 import pytest
 import torch
 
+from training.config import load_run_config
 from training.distributed import shard
-from training.grpo import Sample, group_advantages
+from training.grpo import GRPOConfig, Sample, group_advantages
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -25,9 +26,13 @@ def batch(n: int) -> list[Sample]:
     return [Sample(f"task-{i // 3}", [1, 2], [3 + i], reward=float(i % 3 == 0)) for i in range(n)]
 
 
+def learner(**settings) -> GRPOConfig:
+    return GRPOConfig.model_validate({**load_run_config().grpo.model_dump(), **settings})
+
+
 def test_shards_partition_the_batch_with_whole_batch_advantages():
     samples = batch(9)
-    parts = [shard(samples, rank, 2, micro_batch_size=2) for rank in range(2)]
+    parts = [shard(samples, rank, 2, learner(micro_batch_size=2, loss_type="grpo")) for rank in range(2)]
     assert [len(p.samples) for p in parts] == [5, 4]
     assert sorted(id(s) for p in parts for s in p.samples) == sorted(id(s) for s in samples)
     whole = group_advantages([s.reward for s in samples], [s.group_id for s in samples])
@@ -36,17 +41,24 @@ def test_shards_partition_the_batch_with_whole_batch_advantages():
     assert all(p.micro_batches == 3 for p in parts)  # 5 samples in micro-batches of 2: every rank runs 3
 
 
+def test_dapo_shards_divide_by_the_whole_batchs_tokens():
+    samples = [Sample("t", [1], [2] * n, reward=float(n)) for n in (1, 2, 3, 4, 5)]  # 15 response tokens
+    parts = [shard(samples, rank, 2, learner(loss_type="dapo")) for rank in range(2)]
+    assert all(p.loss_scale == 2 / 15 for p in parts)
+
+
 def test_a_rank_without_samples_joins_with_zero_weight():
-    empty = shard(batch(1), rank=1, world_size=2, micro_batch_size=8)
+    empty = shard(batch(1), rank=1, world_size=2, config=learner(micro_batch_size=8))
     assert len(empty.samples) == 1 and empty.loss_scale == 0.0 and empty.micro_batches == 1
 
 
-@pytest.mark.parametrize("wrapper", ["ddp", "fsdp"])
-def test_two_gloo_ranks_take_the_single_process_step(tmp_path, wrapper):
+@pytest.mark.parametrize("wrapper, loss_type", [("ddp", "dapo"), ("fsdp", "grpo"), ("ddp", "dr_grpo")])
+def test_two_gloo_ranks_take_the_single_process_step(tmp_path, wrapper, loss_type):
     """2 ranks x 2 steps: identical weights on both ranks after each step, and step 1's gradient (after the
-    all-reduce) equal to one process's gradient on the same batch."""
+    all-reduce) equal to one process's gradient on the same batch, for each loss type's normaliser."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
-           str(REPO / "tests" / "distributed_learner_check.py"), str(tmp_path), f"--{wrapper}"]
+           str(REPO / "tests" / "distributed_learner_check.py"), str(tmp_path), f"--{wrapper}", "--loss-type",
+           loss_type]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rank0, rank1, single = (torch.load(tmp_path / f"{name}.pt") for name in ("rank0", "rank1", "single"))

@@ -1,5 +1,7 @@
-"""The GRPO math and learner on a tiny GPT-2, and exact checkpoint resume."""
+"""The GRPO math and learner on a tiny GPT-2 (loss types, metrics, non-finite gradients), and exact checkpoint
+resume."""
 
+import math
 import random
 
 import numpy as np
@@ -8,9 +10,24 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from training.checkpoint import CheckpointError, latest_checkpoint, restore_training_state, save_checkpoint
-from training.grpo import GRPOConfig, GRPOLearner, Sample, group_advantages, grpo_loss, response_logprobs
+from training.config import load_run_config
+from training.grpo import (
+    GRPOConfig,
+    GRPOLearner,
+    Sample,
+    group_advantages,
+    grpo_loss,
+    loss_normaliser,
+    response_logprobs,
+)
 
 VOCAB = 32
+CPU = torch.device("cpu")
+
+
+def GRPOConfig_(**settings) -> GRPOConfig:  # noqa: N802 - reads like the config it builds
+    """configs/oneclick.yaml's learner settings with `settings` over them."""
+    return GRPOConfig.model_validate({**load_run_config().grpo.model_dump(), **settings})
 
 
 def tiny_model(seed: int = 0) -> GPT2LMHeadModel:
@@ -32,33 +49,105 @@ def test_loss_is_clipped_and_kl_is_zero_against_itself():
     # Ratio 2 with positive advantage: clipped at 1 + eps, so the gradient through the ratio vanishes.
     old = new - torch.log(torch.tensor(2.0))
     new_req = new.clone().requires_grad_(True)
-    loss, stats = grpo_loss(new_req, old, new.detach(), adv, mask, clip_eps=0.2, kl_coef=0.1)
+    loss, stats = grpo_loss(new_req, old, new.detach(), adv, mask, clip_eps=0.2, kl_coef=0.1, loss_type="grpo")
     loss.backward()
     assert loss.item() == pytest.approx(-1.2, abs=1e-5)
-    assert stats["clip_frac"].item() == 1.0 and stats["kl"].item() == pytest.approx(0.0, abs=1e-6)
+    assert stats["clip_ratio/high"].item() == 2 and stats["clip_ratio/low"].item() == 0  # token counts
+    assert stats["clip_ratio/high_max"].item() == 1.0 and stats["kl"].item() == pytest.approx(0.0, abs=1e-6)
     assert torch.allclose(new_req.grad, torch.zeros_like(new_req.grad), atol=1e-6)
+
+
+def test_loss_types_normalise_tokens_as_trl_does():
+    """One reply of 1 token with advantage +1 and one of 3 tokens with -1, ratio 1, no KL: per-token losses are
+    -1 and +1. grpo averages per sequence ((-1) + (+1)) / 2 = 0; dapo over tokens (-1 + 3) / 4 = 0.5 (the long
+    reply's tokens count fully); dr_grpo sums per sequence over max_tokens 4: (-1 + 3) / 4 / 2 = 0.25."""
+    logp = torch.zeros(2, 3)
+    mask = torch.tensor([[1.0, 0, 0], [1, 1, 1]])
+    adv = torch.tensor([1.0, -1.0])
+    samples = [Sample("g", [1], [2], 1.0), Sample("g", [1], [3, 4, 5], -1.0)]
+    expected = {"grpo": 0.0, "dapo": 0.5, "dr_grpo": 0.25}
+    for loss_type, value in expected.items():
+        loss, _ = grpo_loss(logp, logp, None, adv, mask, 0.2, 0.0, loss_type, max_completion_length=4)
+        assert loss.item() / loss_normaliser(samples, loss_type) == pytest.approx(value), loss_type
+    with pytest.raises(ValueError, match="max_completion_length"):
+        grpo_loss(logp, logp, None, adv, mask, 0.2, 0.0, "dr_grpo")
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+def test_every_loss_type_learns(loss_type):
+    model, ref = tiny_model(), tiny_model()
+    learner = GRPOLearner(model, ref, GRPOConfig_(lr=1e-2, kl_coef=0.0, loss_type=loss_type), pad_token_id=0,
+                          max_completion_length=8)
+    good, bad = [7, 8, 9], [10, 11, 12, 13, 14]
+    batch = [Sample("t", [1, 2], good, 1.0), Sample("t", [1, 2], bad, -1.0)] * 2
+
+    def margin():
+        with torch.no_grad():
+            lp = [response_logprobs(model, [Sample("t", [1, 2], r, 0)], 0, CPU).logprobs.sum().item()
+                  for r in (good, bad)]
+        return lp[0] - lp[1]
+
+    before = margin()
+    for _ in range(5):
+        learner.step(batch)
+    assert margin() > before + 1.0
+
+
+def test_step_metrics_come_from_the_models_logits():
+    """Entropy is the policy's on the response tokens; the logprob gap is |learner - behaviour| before the
+    update: 0 when the server reported this very model's logprobs, the offset when it did not."""
+    model = tiny_model().eval()  # dropout off, as the learner runs it
+    learner = GRPOLearner(model, None, GRPOConfig_(lr=1e-3, kl_coef=0.0), pad_token_id=0)
+    batch = [Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [3], [9, 10, 11], -1.0)]
+    with torch.no_grad():
+        logp, mask, entropy = response_logprobs(model, batch, 0, CPU, entropy=True)
+        probs = torch.softmax(model(torch.tensor([[1, 2, 7, 8]])).logits[0, 1], -1)
+    assert entropy[0, 0].item() == pytest.approx(-(probs * probs.log()).sum().item(), rel=1e-4)
+    for s, row, n in zip(batch, logp, (2, 3), strict=True):
+        s.behaviour_logprobs = (row[:n] - 0.25).tolist()  # a server 0.25 nats off on every token
+    metrics = learner.step(batch)
+    assert metrics["sampling/sampling_logp_difference/mean"] == pytest.approx(0.25, abs=1e-5)
+    assert metrics["sampling/sampling_logp_difference/max"] == pytest.approx(0.25, abs=1e-5)
+    assert metrics["entropy"] == pytest.approx(((entropy * mask).sum() / mask.sum()).item(), rel=1e-5)
+    assert 0 < metrics["entropy"] <= math.log(VOCAB)
+    assert metrics["learning_rate"] == 1e-3 and metrics["update_skipped"] == 0.0 and metrics["response_tokens"] == 5
+
+
+def test_a_non_finite_gradient_skips_the_step():
+    model = tiny_model()
+    learner = GRPOLearner(model, None, GRPOConfig_(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+    before = [p.detach().clone() for p in model.parameters()]
+    poisoned = [Sample("t", [1, 2], [7, 8], 1.0, behaviour_logprobs=[-math.inf, -1.0]),
+                Sample("t", [1, 2], [9, 10], -1.0)]  # ratio exp(+inf) on a positive advantage: NaN gradient
+    metrics = learner.step(poisoned)
+    assert metrics["update_skipped"] == 1.0 and not math.isfinite(metrics["grad_norm"])
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), before, strict=True))
+    assert not learner.optimizer.state  # Adam's moments were never touched
+    fine = learner.step([Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0)])
+    assert fine["update_skipped"] == 0.0 and math.isfinite(fine["grad_norm"])
+    assert any(not torch.equal(p, q) for p, q in zip(model.parameters(), before, strict=True))
 
 
 def test_response_logprobs_match_a_manual_forward():
     model = tiny_model().eval()
     s = Sample("g", prompt_ids=[1, 2, 3], response_ids=[4, 5], reward=0.0)
     short = Sample("g", prompt_ids=[1], response_ids=[6], reward=0.0)
-    logp, mask = response_logprobs(model, [s, short], temperature=0.7, pad_id=0, device=torch.device("cpu"))
-    logits = model(torch.tensor([[1, 2, 3, 4, 5]])).logits[0] / 0.7
+    logp, mask, entropy = response_logprobs(model, [s, short], pad_id=0, device=CPU)
+    logits = model(torch.tensor([[1, 2, 3, 4, 5]])).logits[0]  # raw: the server reports temperature-1 logprobs
     expected = torch.log_softmax(logits, -1)[[2, 3], [4, 5]]
     assert torch.allclose(logp[0], expected, atol=1e-5)
-    assert mask.tolist() == [[1, 1], [1, 0]]
+    assert mask.tolist() == [[1, 1], [1, 0]] and entropy is None
 
 
 def test_learner_raises_probability_of_rewarded_responses():
     model, ref = tiny_model(), tiny_model()
-    learner = GRPOLearner(model, ref, GRPOConfig(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+    learner = GRPOLearner(model, ref, GRPOConfig_(lr=1e-2, kl_coef=0.0), pad_token_id=0)
     good, bad = [7, 8, 9], [10, 11, 12]
     batch = [Sample("t", [1, 2], good, 1.0), Sample("t", [1, 2], bad, -1.0)] * 2
 
     def logp(resp):
         with torch.no_grad():
-            lp, _ = response_logprobs(model, [Sample("t", [1, 2], resp, 0)], 1.0, 0, torch.device("cpu"))
+            lp = response_logprobs(model, [Sample("t", [1, 2], resp, 0)], 0, CPU).logprobs
         return lp.sum().item()
 
     before = logp(good) - logp(bad)
@@ -73,32 +162,36 @@ def test_kl_penalty_pulls_toward_the_reference():
     drift = {}
     for beta in (0.0, 5.0):
         model, ref = tiny_model(), tiny_model()
-        learner = GRPOLearner(model, ref, GRPOConfig(lr=1e-2, kl_coef=beta), pad_token_id=0)
+        learner = GRPOLearner(model, ref, GRPOConfig_(lr=1e-2, kl_coef=beta), pad_token_id=0)
         for _ in range(8):
             metrics = learner.step(batch)
         assert metrics["kl"] >= 0
         with torch.no_grad():
-            new, mask = response_logprobs(model, batch, 1.0, 0, torch.device("cpu"))
-            old, _ = response_logprobs(ref, batch, 1.0, 0, torch.device("cpu"))
+            new, mask, _ = response_logprobs(model, batch, 0, CPU)
+            old = response_logprobs(ref, batch, 0, CPU).logprobs
         drift[beta] = ((new - old).abs() * mask).sum().item()
     assert drift[5.0] < 0.5 * drift[0.0]
 
 
 def test_behaviour_logprobs_are_used_for_the_ratio():
     model = tiny_model()
-    learner = GRPOLearner(model, None, GRPOConfig(lr=1e-3, kl_coef=0.0, clip_eps=0.2), pad_token_id=0)
+    learner = GRPOLearner(model, None, GRPOConfig_(lr=1e-3, kl_coef=0.0, clip_eps=0.2), pad_token_id=0)
     stale = [Sample("t", [1, 2], [7, 8], 1.0, behaviour_logprobs=[-9.0, -9.0]),
              Sample("t", [1, 2], [9, 10], -1.0, behaviour_logprobs=[-9.0, -9.0])]
-    assert learner.step(stale)["clip_frac"] == 1.0  # far-off behaviour policy: every token clipped
+    # A far-off behaviour policy: every ratio is far above 1 + eps, so the positive reply's tokens are clipped
+    # (high) and the negative one's are not (the min keeps the unclipped, larger penalty).
+    metrics = learner.step(stale)
+    assert metrics["clip_ratio/high_mean"] == 0.5 and metrics["clip_ratio/low_mean"] == 0.0
+    assert metrics["clip_ratio/region_mean"] == 0.5 and metrics["clip_ratio/high_max"] == 1.0
     fresh = [Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0)]
-    assert learner.step(fresh)["clip_frac"] == 0.0  # no behaviour logprobs: ratio 1
+    assert learner.step(fresh)["clip_ratio/region_mean"] == 0.0  # no behaviour logprobs: ratio 1
 
 
 def test_padding_micro_batches_leave_the_update_unchanged():
     """Under FSDP every rank runs the same number of micro-batches; the extra ones must add nothing."""
     batch = [Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0), Sample("u", [3], [4], 0.5)]
     plain, padded = tiny_model(), tiny_model()
-    config = GRPOConfig(lr=1e-2, kl_coef=0.0, micro_batch_size=2)
+    config = GRPOConfig_(lr=1e-2, kl_coef=0.0, micro_batch_size=2)
     metrics = GRPOLearner(plain, None, config, pad_token_id=0).step(batch)
     padded_metrics = GRPOLearner(padded, None, config, pad_token_id=0).step(batch, micro_batches=4)
     assert metrics == padded_metrics
@@ -111,7 +204,7 @@ def test_checkpoint_resume_is_exact(tmp_path):
 
     def run(steps, resume=None):
         model = tiny_model()
-        learner = GRPOLearner(model, None, GRPOConfig(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+        learner = GRPOLearner(model, None, GRPOConfig_(lr=1e-2, kl_coef=0.0), pad_token_id=0)
         start = 0
         if resume is not None:
             ckpt = latest_checkpoint(resume)
@@ -142,11 +235,11 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
 def test_checkpoints_with_an_index_keyed_optimizer_still_resume(tmp_path):
     """Checkpoints written before the name-keyed format hold `optimizer.state_dict()` as it is."""
     model = tiny_model()
-    learner = GRPOLearner(model, None, GRPOConfig(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+    learner = GRPOLearner(model, None, GRPOConfig_(lr=1e-2, kl_coef=0.0), pad_token_id=0)
     learner.step([Sample("t", [1, 2], [7, 8], 1.0), Sample("t", [1, 2], [9, 10], -1.0)])
     path = save_checkpoint(tmp_path, 1, model, None, learner.optimizer, {"seed": 1})
     torch.save(learner.optimizer.state_dict(), path / "optimizer.pt")
-    fresh = GRPOLearner(tiny_model(), None, GRPOConfig(lr=1e-2, kl_coef=0.0), pad_token_id=0)
+    fresh = GRPOLearner(tiny_model(), None, GRPOConfig_(lr=1e-2, kl_coef=0.0), pad_token_id=0)
     restore_training_state(latest_checkpoint(tmp_path), fresh.model, fresh.optimizer)
     restored = fresh.optimizer.state_dict()["state"]
     for index, state in learner.optimizer.state_dict()["state"].items():

@@ -15,6 +15,7 @@ from policy.lora import LoraSettings, add_lora, is_lora, load_adapter, merged_co
 from policy.server import PolicyEngine, SamplingRow
 from policy.tiny import TokenizerConfig, train_tokenizer
 from training.checkpoint import latest_checkpoint, restore_training_state
+from training.config import load_run_config
 from training.grpo import GRPOConfig, GRPOLearner, Sample, response_logprobs
 from training.policy_update import PolicyUpdate
 
@@ -50,7 +51,9 @@ def batch(offset: float = 0.0) -> list[Sample]:
 
 
 def learner_of(model, kl_coef: float = 0.1) -> GRPOLearner:
-    return GRPOLearner(model, None, GRPOConfig(lr=5e-2, kl_coef=kl_coef), pad_token_id=0,
+    config = GRPOConfig.model_validate({**load_run_config().grpo.model_dump(), "lr": 5e-2, "kl_coef": kl_coef,
+                                        "loss_type": "grpo"})
+    return GRPOLearner(model, None, config, pad_token_id=0,
                        reference_mode=lambda: reference_mode(model))
 
 
@@ -74,10 +77,10 @@ def test_reference_mode_computes_the_base_model(base_dir):
     learner_of(model, kl_coef=0.0).step(batch())  # B != 0 from here on: the adapters change the outputs
     base = load_model(base_dir)
     with torch.no_grad():
-        trained, _ = response_logprobs(model, batch(), 1.0, 0, torch.device("cpu"))
+        trained = response_logprobs(model, batch(), 0, torch.device("cpu")).logprobs
         with reference_mode(model):
-            reference, _ = response_logprobs(model, batch(), 1.0, 0, torch.device("cpu"))
-        plain, _ = response_logprobs(base, batch(), 1.0, 0, torch.device("cpu"))
+            reference = response_logprobs(model, batch(), 0, torch.device("cpu")).logprobs
+        plain = response_logprobs(base, batch(), 0, torch.device("cpu")).logprobs
     assert torch.equal(reference, plain)
     assert not torch.allclose(trained, plain)
 
@@ -94,8 +97,8 @@ def test_served_policy_equals_the_learner_after_an_update(base_dir, tmp_path):
     prompt = engine.prompt_ids(MESSAGES)
     served = engine.generate([SamplingRow(prompt, temperature=1.0, max_tokens=12, seed=3)])[0]
     with torch.no_grad():
-        learned, _ = response_logprobs(model, [Sample("x", prompt, served.token_ids, 0.0)], 1.0, 0,
-                                       torch.device("cpu"))
+        learned = response_logprobs(model, [Sample("x", prompt, served.token_ids, 0.0)], 0,
+                                    torch.device("cpu")).logprobs
     assert torch.allclose(torch.tensor(served.logprobs), learned[0, : len(served.token_ids)], atol=1e-5)
     assert trainable_state(model.state_dict(), model).keys() == {n for n, p in model.named_parameters()
                                                                 if p.requires_grad}

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from al_integration.mubit_loop import CreditReport
 from training.algorithm import TrainState
 from training.checkpoint import checkpoint_interval, latest_checkpoint, save_checkpoint
-from training.config import RunConfig
+from training.config import load_run_config
 from training.outputs import ValResult, write_report
 from training.rollouts import RolloutResult
 from training.run_dir import LOCK_NAME, RunDirError, claim_run_dir
@@ -177,18 +177,18 @@ def val(step: int, reward: float, n: int = 4) -> ValResult:
 
 
 def summary_of(records: list[dict], state: TrainState, credit: CreditReport) -> dict:
-    return _summary(RunConfig(), records, SimpleNamespace(state=state), credit, None, False, 1.0)
+    return _summary(load_run_config(), records, SimpleNamespace(state=state), credit, None, False, 1.0)
 
 
 def test_an_interrupted_run_before_any_later_validation_has_no_gain():
     credit = CreditReport("embedded", {}, 24, 0)
-    first = {"step": 0, "split": "val", "reward_mean": 0.3}
+    first = {"step": 0, "split": "val", "reward": 0.3}
     train = {"step": 1, "split": "train", "rollouts": 8}
     interrupted = summary_of([first, train], TrainState(val=[val(0, 0.3)], last_step=1, rollouts=8,
                                                         interrupted=True), credit)
     assert (interrupted["val_reward_before"], interrupted["val_reward_after"], interrupted["val_reward_gain"]) == \
         (0.3, None, None)
-    finished = summary_of([first, train, {"step": 1, "split": "val", "reward_mean": 0.5}],
+    finished = summary_of([first, train, {"step": 1, "split": "val", "reward": 0.5}],
                           TrainState(val=[val(0, 0.3), val(1, 0.5)], last_step=1, rollouts=8), credit)
     assert finished["val_reward_gain"] == pytest.approx(0.2) and finished["comparable"] is True
 
@@ -196,7 +196,7 @@ def test_an_interrupted_run_before_any_later_validation_has_no_gain():
 def test_a_run_without_its_memory_says_so_in_the_summary_report_and_last_log_line(tmp_path):
     outage = CreditReport("embedded", {"recall": 3, "record_outcome": 2}, 24, 0, rollouts_without_memory=4)
     state = TrainState(val=[val(0, 0.3), val(2, 0.1)], last_step=2, rollouts=8)
-    records = [{"step": 0, "split": "val", "reward_mean": 0.3}, {"step": 2, "split": "val", "reward_mean": 0.1}]
+    records = [{"step": 0, "split": "val", "reward": 0.3}, {"step": 2, "split": "val", "reward": 0.1}]
     summary = summary_of(records, state, outage)
     expected = "Mubit memory was unavailable for 4 of 16 rollouts: the results are not comparable"
     assert summary["comparable"] is False and summary["warning"].startswith(expected)

@@ -10,9 +10,19 @@ runner = CliRunner()
 
 
 @pytest.mark.parametrize("args, message", [
-    (["oneclick", "--mode", "gpu"], "--mode must be cpu or distributed"),
+    (["oneclick", "--mode", "gpu"], "Invalid value for '--mode': 'gpu' is not one of 'cpu', 'distributed'"),
     (["oneclick", "--device", "cuda"], "--nproc, --device and --fsdp go with --mode distributed"),
-    (["oneclick", "--mode", "distributed", "--device", "tpu"], "--device must be one of cpu, cuda"),
+    (["oneclick", "--mode", "distributed", "--device", "tpu"], "'tpu' is not one of 'cpu', 'cuda'"),
+    (["oneclick", "--stepz", "3"], "No such option: --stepz"),
+    (["oneclick", "grpo.lrr=1"], "grpo.lrr: unknown setting (did you mean grpo.lr?"),
+    (["oneclick", "lr=1e-4"], "lr: unknown setting (did you mean grpo.lr?"),
+    (["oneclick", "grpo.lr=fast"], "grpo.lr=fast: Input should be a valid number"),
+    (["oneclick", "rollouts.group_size=1"], "rollouts.group_size=1: Input should be greater than or equal to 2"),
+    (["oneclick", "grpo.loss_type=ppo"], "grpo.loss_type=ppo: Input should be 'grpo', 'dapo' or 'dr_grpo'"),
+    (["oneclick", "grpo.lr"], "'grpo.lr': an override is KEY=VALUE"),
+    (["oneclick", "reward.config=/nonexistent/reward.yaml"], "/nonexistent/reward.yaml: cannot read"),
+    (["oneclick", "governance.config=/nonexistent/gov.yaml"], "/nonexistent/gov.yaml: cannot read"),
+    (["eval", "sampling.temperature=0"], "sampling.temperature=0: Input should be greater than 0"),
     (["oneclick", "--config", "/nonexistent/oneclick.yaml"], "/nonexistent/oneclick.yaml: cannot read"),
     (["oneclick", "--resume", "/nonexistent/run"], "no checkpoint to resume from"),
     (["eval", "--split", "/nonexistent/tasks.jsonl"], "/nonexistent/tasks.jsonl: no such file"),

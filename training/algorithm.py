@@ -7,7 +7,9 @@ i mod N's resources, so agl's runners spread their requests over all replicas.
 rollout's triplet and reward back from the store, one policy update (training/policy_update.py: the
 learner step and the new weights into every replica); validation with fixed-seed sampling before
 training, every `val_every` steps and at the end; a checkpoint every `checkpoint_every` steps and when
-interrupted.
+interrupted. Each step's metrics (TRL's names, docs/training.md) go to metrics.jsonl and the trackers; each
+rollout's reward is also written into its metadata in the store, where agl's dashboard shows it (the rollout's
+raw JSON).
 
 Rollouts that governance does not answer (escalate / reject) carry no triplet and never enter a group
 (see agents/feedback_agent.py); the task pool is pre-governed so that no group is wasted on them.
@@ -25,12 +27,23 @@ import agentlightning as agl
 
 from training.checkpoint import checkpoint_interval
 from training.config import RunConfig
-from training.outputs import MetricsLog, ProgressReporter, ValResult, summarize_rewards, val_result
+from training.metrics import completion_metrics, group_metrics, reward_metrics
+from training.outputs import MetricsLog, ProgressReporter, ValResult, val_result
 from training.policy_update import PolicyUpdate
 from training.rollouts import RolloutResult, enqueue, read_result, wait_all
 from training.run_dir import RunDirError
 
 logger = logging.getLogger("training")
+
+
+def progress_line(record: dict[str, Any]) -> str:
+    """What a practitioner watches per step: reward, KL, entropy and the step's wall time."""
+
+    def value(key: str, fmt: str) -> str:
+        return format(record[key], fmt) if isinstance(record.get(key), int | float) else "-"
+
+    return (f"reward {value('reward', '+.3f')}  kl {value('kl', '.4f')}  entropy {value('entropy', '.2f')}  "
+            f"{value('timing/step_s', '.1f')} s/step")
 
 
 def llm_resource(endpoint: str, model: str, sampling: dict[str, Any]) -> agl.LLM:
@@ -49,7 +62,12 @@ async def run_rollouts(algo: agl.Algorithm, tasks: list[dict], *, mode: str, res
                         step=step)
     deadline = (config.timeout_seconds or 300) * config.max_attempts + 60
     finished = await wait_all(store, ids, deadline, on_progress)
-    return [await read_result(store, adapter, r) for r in finished]
+    results = [await read_result(store, adapter, r) for r in finished]
+    for rollout, result in zip(finished, results, strict=True):
+        if result.reward is not None:  # agl's dashboard shows a rollout's metadata, not its reward spans' values
+            await store.update_rollout(rollout.rollout_id, metadata={**(rollout.metadata or {}),
+                                                                     "reward": result.reward})
+    return results
 
 
 class EvalAlgorithm(agl.Algorithm):
@@ -74,7 +92,7 @@ class TrainState:
 
     val: list[ValResult] = field(default_factory=list)
     last_step: int = 0
-    rollouts: int = 0
+    rollouts: int = 0  # train rollouts this process ran (resumes not included), for the memory report
     interrupted: bool = False
     write_error: str | None = None  # the run directory stopped taking writes: the run stopped there
 
@@ -154,18 +172,17 @@ class FeedbackGRPO(agl.Algorithm):
         self.progress.phase(f"step {step}: update on {len(samples)} samples")
         learn = self.update.apply(samples) if samples else {}  # every later rollout sees the new policy
         t2 = time.monotonic()
-        mean, std, comps = summarize_rewards(results)
         response_tokens = sum(len(s.response_ids) for s in samples)
         record = {
-            "step": step, "split": "train", "reward_mean": mean, "reward_std": std,
-            **{f"reward/{k}": v for k, v in comps.items()}, **learn,
+            "step": step, "split": "train", **reward_metrics(results), **group_metrics(samples, cfg.grpo.adv_eps),
+            **completion_metrics(results), **learn,
             "samples": len(samples), "rollouts": len(results), "response_tokens": response_tokens,
             "tokens_per_s": response_tokens / max(t1 - t0, 1e-9), "rollouts_per_s": len(results) / max(t1 - t0, 1e-9),
-            "step_seconds": t2 - t0, "elapsed_seconds": self.elapsed_before + time.monotonic() - started,
+            "timing/rollouts_s": t1 - t0, "timing/step_s": t2 - t0,
+            "elapsed_seconds": self.elapsed_before + time.monotonic() - started,
         }
         self.metrics.append(record)
-        self.progress.step(step, cfg.steps, f"reward {mean:+.3f}  loss {learn.get('loss', 0):+.3f}  "
-                                            f"{(t2 - t0):.1f} s/step")
+        self.progress.step(step, cfg.steps, progress_line(record))
 
     async def _validate(self, step: int, started: float) -> None:
         if not self.val_tasks:
@@ -175,8 +192,8 @@ class FeedbackGRPO(agl.Algorithm):
                                      copies=1, config=self._rollout_config(), step=step)
         val = val_result(step, results)
         self.state.val.append(val)
-        self.metrics.append({"step": step, "split": "val", "reward_mean": val.reward_mean,
-                             **{f"reward/{k}": v for k, v in val.components.items()}, "answered": val.answered,
+        self.metrics.append({"step": step, "split": "val", **reward_metrics(results), **completion_metrics(results),
+                             "answered": val.answered,
                              "elapsed_seconds": self.elapsed_before + time.monotonic() - started})
         self.progress.phase(f"validation at step {step}: reward {val.reward_mean:+.3f} over {val.answered} replies")
 

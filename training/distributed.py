@@ -27,7 +27,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from training.grpo import Sample, group_advantages
+from training.grpo import GRPOConfig, Sample, group_advantages, loss_normaliser
 
 if TYPE_CHECKING:  # the policy server's imports (transformers, uvicorn) are not needed to launch torchrun
     from training.policy_update import PolicyUpdate
@@ -167,16 +167,18 @@ class Shard(NamedTuple):
     micro_batches: int
 
 
-def shard(samples: list[Sample], rank: int, world_size: int, micro_batch_size: int, adv_eps: float = 1e-6) -> Shard:
+def shard(samples: list[Sample], rank: int, world_size: int, config: GRPOConfig) -> Shard:
     """Samples rank, rank + N, ...; their advantages over the WHOLE batch (GRPO groups span ranks); the loss
-    scale that makes the wrapper's gradient average the single-process gradient; and the micro-batch count
-    of the largest shard, which every rank runs (the collectives must match)."""
-    advantages = group_advantages([s.reward for s in samples], [s.group_id for s in samples], adv_eps)
-    micro_batches = math.ceil(math.ceil(len(samples) / world_size) / micro_batch_size)
+    scale that makes the wrapper's gradient average the single-process gradient (the loss type's normaliser
+    over the whole batch); and the micro-batch count of the largest shard, which every rank runs (the
+    collectives must match)."""
+    advantages = group_advantages([s.reward for s in samples], [s.group_id for s in samples], config.adv_eps)
+    micro_batches = math.ceil(math.ceil(len(samples) / world_size) / config.micro_batch_size)
     index = list(range(rank, len(samples), world_size))
     if not index:  # fewer samples than ranks: join the collectives with a zero contribution
         return Shard(samples[:1], advantages[:1], 0.0, micro_batches)
-    return Shard([samples[i] for i in index], advantages[index], world_size / len(samples), micro_batches)
+    scale = world_size / loss_normaliser(samples, config.loss_type)
+    return Shard([samples[i] for i in index], advantages[index], scale, micro_batches)
 
 
 def weights_fingerprint(model: nn.Module) -> list[float]:
@@ -185,18 +187,30 @@ def weights_fingerprint(model: nn.Module) -> list[float]:
     return torch.stack([p.detach().double().sum() for p in model.parameters()]).tolist()
 
 
-def _combine(parts: list[tuple[dict[str, float], int]]) -> dict[str, float]:
-    """Per-rank metric means, weighted by each rank's sample count; counts add up."""
-    total = sum(n for _, n in parts) or 1
+def _combine(parts: list[tuple[dict[str, float], int]], world_size: int) -> dict[str, float]:
+    """The whole batch's metrics from each rank's (metrics, samples it learned on): token means weighted by each
+    rank's response tokens, minima and maxima over ranks, the slowest rank's times, counts added. Each rank's
+    loss is already scaled to the whole batch, so they add up (over world_size, as the wrapper averages
+    gradients). A rank with no sample of its own counts for nothing."""
+    counted = [(m, m.get("response_tokens", 0) if n else 0) for m, n in parts]
+    tokens = sum(t for _, t in counted) or 1
     merged: dict[str, float] = {}
-    for metrics, n in parts:
-        for key, value in metrics.items():
-            if key == "response_tokens":
-                merged[key] = merged.get(key, 0) + (value if n else 0)
-            elif key == "grad_norm":  # after the all-reduce every rank clips the same gradient
-                merged[key] = value
-            else:
-                merged[key] = merged.get(key, 0.0) + value * n / total
+    for key in parts[0][0]:
+        values = [m[key] for m, t in counted if t]
+        if key == "response_tokens":
+            merged[key] = sum(values)
+        elif key == "loss":
+            merged[key] = sum(m[key] for m, _ in parts) / world_size
+        elif key in ("grad_norm", "learning_rate", "update_skipped"):  # the same on every rank after all-reduce
+            merged[key] = parts[0][0][key]
+        elif key.startswith("timing/"):  # the slowest rank holds the others at the next collective
+            merged[key] = max(m[key] for m, _ in parts)
+        elif key.endswith("_min"):
+            merged[key] = min(values, default=0.0)
+        elif key.endswith("_max") or key.endswith("/max"):
+            merged[key] = max(values, default=0.0)
+        else:
+            merged[key] = sum(m[key] * t for m, t in counted) / tokens
     return merged
 
 
@@ -240,14 +254,13 @@ class DistributedPolicyUpdate:
 
     def _update(self, samples: list[Sample]) -> dict[str, float]:
         learner = self.local.learner
-        mine = shard(samples, self.ctx.rank, self.ctx.world_size, learner.config.micro_batch_size,
-                     learner.config.adv_eps)
+        mine = shard(samples, self.ctx.rank, self.ctx.world_size, learner.config)
         metrics = self.local.apply(*mine)
         fingerprint = weights_fingerprint(learner.model) if self.check_sync else None
         parts: list[Any] = [None] * self.ctx.world_size
         counted = len(mine.samples) if mine.loss_scale else 0
         dist.all_gather_object(parts, (metrics, counted, fingerprint), group=self.ctx.control)
-        merged = _combine([(m, n) for m, n, _ in parts])
+        merged = _combine([(m, n) for m, n, _ in parts], self.ctx.world_size)
         if self.check_sync:
             merged["replicas_in_sync"] = all(f == parts[0][2] for _, _, f in parts)
             if not merged["replicas_in_sync"]:

@@ -6,7 +6,17 @@ One update from a batch of finished rollouts:
     ratio_t  = exp(logp_new(t) - logp_behaviour(t))                      on the sampled response tokens
     L_pg     = -min(ratio_t * A_i, clip(ratio_t, 1 - eps_clip, 1 + eps_clip) * A_i)
     L_kl     = exp(logp_ref - logp_new) - (logp_ref - logp_new) - 1      (k3 estimator, to the warm start)
-    loss     = mean_i [ mean_t (L_pg + beta * L_kl) ]
+    l_it     = L_pg + beta * L_kl                                         per token t of response i
+
+    loss_type "dapo"     sum_i sum_t l_it / (response tokens in the batch)        TRL's default; no length bias
+              "grpo"     mean_i [ mean_t l_it ]                  a long reply's tokens weigh less than a short one's
+              "dr_grpo"  mean_i [ sum_t l_it / max_tokens ]      Dr. GRPO: a constant normaliser
+
+Logprobs are of the raw model (temperature 1), as the policy server reports the behaviour logprobs (like
+vLLM): the ratio compares like with like whatever the sampling temperature. The learner also measures what
+practitioners read first (TRL's names): the policy's entropy on the response tokens, the clip ratios, and how
+far its logprobs are from the server's before the update (`sampling/sampling_logp_difference/*`: near 0 unless
+the server runs other weights or another temperature). A step whose gradient norm is not finite is skipped.
 
 The learner is plain torch on one `nn.Module`, so DistributedDataParallel or FSDP can wrap the model
 without changes here (training/distributed.py): gradients are accumulated over micro-batches (with DDP's
@@ -15,27 +25,21 @@ shard of it, and `loss_scale` makes the wrapper's gradient average equal the sin
 """
 
 import contextlib
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from training.config import GRPOConfig
 
-@dataclass
-class GRPOConfig:
-    lr: float = 5e-5
-    weight_decay: float = 0.0
-    clip_eps: float = 0.2
-    kl_coef: float = 0.02
-    max_grad_norm: float = 1.0
-    # Logprobs are computed on logits / temperature; it must match how the behaviour logprobs were computed
-    # (1.0 for our policy server, which reports raw logprobs like vLLM), not the sampling temperature.
-    temperature: float = 1.0
-    micro_batch_size: int = 8
-    adv_eps: float = 1e-6
+__all__ = ["GRPOConfig", "GRPOLearner", "Sample", "group_advantages", "grpo_loss", "loss_normaliser",
+           "response_logprobs"]
+logger = logging.getLogger("training")
 
 
 @dataclass
@@ -61,12 +65,23 @@ def group_advantages(rewards: list[float], group_ids: list[str], eps: float = 1e
     return adv.float()
 
 
-def response_logprobs(model: nn.Module, samples: list[Sample], temperature: float, pad_id: int,
-                      device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-probabilities of each sample's response tokens under `model`.
+def loss_normaliser(samples: list[Sample], loss_type: str) -> float:
+    """What `grpo_loss`'s sum is divided by over the WHOLE batch: its response tokens for dapo, its
+    sequences otherwise."""
+    if loss_type == "dapo":
+        return float(max(sum(len(s.response_ids) for s in samples), 1))
+    return float(max(len(samples), 1))
 
-    Returns (logprobs, mask), both [batch, max_response_len]; padded positions have mask 0.
-    """
+
+class ResponseLogprobs(NamedTuple):
+    logprobs: torch.Tensor  # [batch, max_response_len], padded positions 0
+    mask: torch.Tensor  # 1 on response tokens
+    entropy: torch.Tensor | None  # per-token entropy of the model's distribution (no gradient), when asked
+
+
+def response_logprobs(model: nn.Module, samples: list[Sample], pad_id: int, device: torch.device,
+                      entropy: bool = False) -> ResponseLogprobs:
+    """Per-token log-probabilities of each sample's response tokens under `model`, from the raw logits."""
     seqs = [s.prompt_ids + s.response_ids for s in samples]
     width = max(len(s) for s in seqs)
     input_ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
@@ -75,23 +90,33 @@ def response_logprobs(model: nn.Module, samples: list[Sample], temperature: floa
         input_ids[i, : len(seq)] = torch.tensor(seq)
         attention[i, : len(seq)] = 1
     input_ids, attention = input_ids.to(device), attention.to(device)
-    logits = model(input_ids=input_ids, attention_mask=attention).logits[:, :-1].float() / temperature
-    token_logp = torch.gather(F.log_softmax(logits, dim=-1), 2, input_ids[:, 1:, None]).squeeze(-1)
+    all_logp = F.log_softmax(model(input_ids=input_ids, attention_mask=attention).logits[:, :-1].float(), dim=-1)
+    token_logp = torch.gather(all_logp, 2, input_ids[:, 1:, None]).squeeze(-1)
+    token_entropy = None
+    if entropy:
+        with torch.no_grad():
+            token_entropy = -(all_logp.exp() * all_logp).sum(-1)
 
     max_resp = max(len(s.response_ids) for s in samples)
     out = torch.zeros((len(samples), max_resp), device=device)
     mask = torch.zeros((len(samples), max_resp), device=device)
+    ent = torch.zeros((len(samples), max_resp), device=device) if entropy else None
     for i, s in enumerate(samples):
         start = len(s.prompt_ids) - 1  # logits at position p predict token p + 1
         n = len(s.response_ids)
         out[i, :n] = token_logp[i, start : start + n]
         mask[i, :n] = 1
-    return out, mask
+        if ent is not None:
+            ent[i, :n] = token_entropy[i, start : start + n]
+    return ResponseLogprobs(out, mask, ent)
 
 
 def grpo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, advantages: torch.Tensor,
-              mask: torch.Tensor, clip_eps: float, kl_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Sum over the batch of per-sequence mean token losses (the caller divides by the global batch size)."""
+              mask: torch.Tensor, clip_eps: float, kl_coef: float, loss_type: str = "dapo",
+              max_completion_length: int | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The batch's loss as a SUM in `loss_type`'s units (the caller divides by `loss_normaliser` of the whole
+    batch), and token sums of KL and of the clip indicators (TRL's: a low clip is a ratio below 1 - eps on a
+    negative advantage, a high clip above 1 + eps on a positive one; only those stop the gradient)."""
     ratio = torch.exp(new_logp - old_logp)
     adv = advantages[:, None]
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
@@ -102,11 +127,25 @@ def grpo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Te
         kl = torch.exp(delta) - delta - 1
         per_token = per_token + kl_coef * kl
     lengths = mask.sum(dim=1).clamp(min=1)
-    loss = ((per_token * mask).sum(dim=1) / lengths).sum()
-    clipped = ((ratio - 1).abs() > clip_eps).float()
+    if loss_type == "grpo":
+        loss = ((per_token * mask).sum(dim=1) / lengths).sum()
+    elif loss_type == "dapo":
+        loss = (per_token * mask).sum()
+    elif loss_type == "dr_grpo":
+        if not max_completion_length:
+            raise ValueError("loss_type dr_grpo needs max_completion_length (the sampling max_tokens)")
+        loss = (per_token * mask).sum() / max_completion_length
+    else:
+        raise ValueError(f"unknown loss_type {loss_type!r} (grpo, dapo or dr_grpo)")
+    low = ((ratio < 1 - clip_eps) & (adv < 0)).float() * mask
+    high = ((ratio > 1 + clip_eps) & (adv > 0)).float() * mask
     stats = {
-        "kl": ((kl * mask).sum(dim=1) / lengths).sum().detach(),
-        "clip_frac": ((clipped * mask).sum(dim=1) / lengths).sum().detach(),
+        "kl": (kl * mask).sum().detach(),
+        "clip_ratio/low": low.sum().detach(),
+        "clip_ratio/high": high.sum().detach(),
+        "clip_ratio/region": (low + high).sum().detach(),
+        "clip_ratio/low_min": (low.sum(dim=1) / lengths).min().detach(),
+        "clip_ratio/high_max": (high.sum(dim=1) / lengths).max().detach(),
     }
     return loss, stats
 
@@ -133,9 +172,11 @@ class GRPOLearner:
 
     def __init__(self, model: nn.Module, ref_model: nn.Module | None, config: GRPOConfig, pad_token_id: int,
                  device: torch.device | str = "cpu", autocast_dtype: torch.dtype | None = None,
-                 reference_mode: Callable[[], contextlib.AbstractContextManager] | None = None):
+                 reference_mode: Callable[[], contextlib.AbstractContextManager] | None = None,
+                 max_completion_length: int | None = None):
         """`ref_model`: the KL reference as a separate model (full fine-tuning); or `reference_mode`: a context
-        in which `model` itself computes the reference (LoRA: the base with its adapters disabled)."""
+        in which `model` itself computes the reference (LoRA: the base with its adapters disabled).
+        `max_completion_length`: dr_grpo's normaliser, the sampling max_tokens."""
         self.model = model  # may be wrapped in DistributedDataParallel or sharded by FSDP
         self.ref_model = ref_model
         self.reference_mode = reference_mode
@@ -143,6 +184,9 @@ class GRPOLearner:
         self.pad_token_id = pad_token_id
         self.device = torch.device(device)
         self.autocast_dtype = autocast_dtype  # bf16 on GPUs that support it; logprobs are still taken in fp32
+        self.max_completion_length = max_completion_length
+        if config.loss_type == "dr_grpo" and not max_completion_length:
+            raise ValueError("loss_type dr_grpo needs max_completion_length (the sampling max_tokens)")
         trainable = [p for p in model.parameters() if p.requires_grad]  # the adapters alone under LoRA
         self.optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
         if ref_model is not None:
@@ -150,26 +194,27 @@ class GRPOLearner:
 
     def step(self, samples: list[Sample], advantages: torch.Tensor | None = None, loss_scale: float | None = None,
              micro_batches: int = 0) -> dict[str, float]:
-        """One optimizer step on `samples`. Returns the logged metrics (means over `samples`).
+        """One optimizer step on `samples`. Returns the logged metrics (token means over `samples`).
 
         Alone, `samples` is the whole batch. Under DDP / FSDP it is this rank's shard (training/distributed.py
         `shard`): `advantages` then come from the whole batch (a group may span ranks), `loss_scale` is
-        world_size / global batch size (the wrapper averages gradients over ranks), and `micro_batches` is the
-        count every rank runs, since FSDP gathers parameters in each forward: passes past this rank's own
-        repeat its first micro-batch with weight 0. A rank with no sample passes one with `loss_scale` 0: its
-        passes still join the collectives and add nothing.
+        world_size / `loss_normaliser` of the whole batch (the wrapper averages gradients over ranks), and
+        `micro_batches` is the count every rank runs, since FSDP gathers parameters in each forward: passes past
+        this rank's own repeat its first micro-batch with weight 0. A rank with no sample passes one with
+        `loss_scale` 0: its passes still join the collectives and add nothing.
         """
         cfg = self.config
         if advantages is None:
             advantages = group_advantages([s.reward for s in samples], [s.group_id for s in samples], cfg.adv_eps)
-        scale = 1.0 / max(len(samples), 1) if loss_scale is None else loss_scale
+        scale = 1.0 / loss_normaliser(samples, cfg.loss_type) if loss_scale is None else loss_scale
         autocast = torch.autocast(self.device.type, dtype=self.autocast_dtype or torch.bfloat16,
                                   enabled=self.autocast_dtype is not None)
         # Dropout off: the ratio must compare the same function that produced the behaviour logprobs.
         self.model.eval()
         self.optimizer.zero_grad(set_to_none=True)
-        sums = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
-        tokens = 0
+        sums = dict.fromkeys(("loss", "kl", "entropy", "clip_ratio/low", "clip_ratio/high", "clip_ratio/region",
+                              "logp_gap", "logp_gap_max", "gap_tokens", "tokens"), 0.0)
+        low_min, high_max = 1.0, 0.0
         chunks = [list(range(i, min(i + cfg.micro_batch_size, len(samples))))
                   for i in range(0, len(samples), cfg.micro_batch_size)]
         own = len(chunks)
@@ -178,48 +223,69 @@ class GRPOLearner:
             batch = [samples[i] for i in idx]
             with contextlib.nullcontext() if k == len(chunks) - 1 else _accumulating(self.model):
                 with autocast:
-                    new_logp, mask = response_logprobs(self.model, batch, cfg.temperature, self.pad_token_id,
-                                                       self.device)
+                    new_logp, mask, entropy = response_logprobs(self.model, batch, self.pad_token_id, self.device,
+                                                                entropy=True)
                     ref_logp = self._reference_logprobs(batch) if cfg.kl_coef > 0 else None
-                old_logp = self._behaviour_logprobs(batch, new_logp)
+                old_logp, scored = self._behaviour_logprobs(batch, new_logp)
                 loss, stats = grpo_loss(new_logp, old_logp, ref_logp, advantages[idx].to(self.device), mask,
-                                        cfg.clip_eps, cfg.kl_coef)
-                (loss * (scale if k < own else 0.0)).backward()
+                                        cfg.clip_eps, cfg.kl_coef, cfg.loss_type, self.max_completion_length)
+                weight = scale if k < own else 0.0
+                (loss * weight).backward()
             if k >= own:
                 continue
-            sums["loss"] += loss.item()
-            sums["kl"] += stats["kl"].item()
-            sums["clip_frac"] += stats["clip_frac"].item()
-            tokens += int(mask.sum().item())
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
-        self.optimizer.step()
-        n = max(len(samples), 1)
+            gap = (new_logp.detach() - old_logp).abs() * scored  # before the update: server vs learner
+            sums["loss"] += loss.item() * weight
+            sums["entropy"] += (entropy * mask).sum().item()
+            for key in ("kl", "clip_ratio/low", "clip_ratio/high", "clip_ratio/region"):
+                sums[key] += stats[key].item()
+            sums["logp_gap"] += gap.sum().item()
+            sums["logp_gap_max"] = max(sums["logp_gap_max"], gap.max().item())
+            sums["gap_tokens"] += scored.sum().item()
+            sums["tokens"] += mask.sum().item()
+            low_min = min(low_min, stats["clip_ratio/low_min"].item())
+            high_max = max(high_max, stats["clip_ratio/high_max"].item())
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm))
+        skipped = not math.isfinite(grad_norm)
+        if skipped:  # one bad batch must not poison the weights (and Adam's moments) for good
+            logger.warning("gradient norm is %s: optimizer step skipped", grad_norm)
+            self.optimizer.zero_grad(set_to_none=True)
+        else:
+            self.optimizer.step()
+        tokens = max(sums["tokens"], 1.0)
         return {
-            "loss": sums["loss"] / n,
-            "kl": sums["kl"] / n,
-            "clip_frac": sums["clip_frac"] / n,
-            "grad_norm": float(grad_norm) if math.isfinite(float(grad_norm)) else float("nan"),
-            "adv_abs_mean": float(advantages.abs().mean()) if len(samples) else 0.0,
-            "response_tokens": tokens,
+            "loss": sums["loss"],
+            "kl": sums["kl"] / tokens,
+            "entropy": sums["entropy"] / tokens,
+            "clip_ratio/low_mean": sums["clip_ratio/low"] / tokens,
+            "clip_ratio/high_mean": sums["clip_ratio/high"] / tokens,
+            "clip_ratio/region_mean": sums["clip_ratio/region"] / tokens,
+            "clip_ratio/low_min": low_min,
+            "clip_ratio/high_max": high_max,
+            "sampling/sampling_logp_difference/mean": sums["logp_gap"] / max(sums["gap_tokens"], 1.0),
+            "sampling/sampling_logp_difference/max": sums["logp_gap_max"],
+            "grad_norm": grad_norm,
+            "learning_rate": self.optimizer.param_groups[0]["lr"],
+            "update_skipped": float(skipped),
+            "response_tokens": int(sums["tokens"]),
         }
 
     @torch.no_grad()
     def _reference_logprobs(self, batch: list[Sample]) -> torch.Tensor | None:
         if self.reference_mode is not None:
             with self.reference_mode():
-                return response_logprobs(self.model, batch, self.config.temperature, self.pad_token_id,
-                                         self.device)[0]
+                return response_logprobs(self.model, batch, self.pad_token_id, self.device).logprobs
         if self.ref_model is not None:
-            return response_logprobs(self.ref_model, batch, self.config.temperature, self.pad_token_id,
-                                     self.device)[0]
+            return response_logprobs(self.ref_model, batch, self.pad_token_id, self.device).logprobs
         return None
 
     @staticmethod
-    def _behaviour_logprobs(batch: list[Sample], new_logp: torch.Tensor) -> torch.Tensor:
-        """The serving policy's logprobs where they came with the rollout; else the current policy's (ratio 1,
-        which is exact for the first update after a weight sync)."""
+    def _behaviour_logprobs(batch: list[Sample], new_logp: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The serving policy's logprobs where they came with the rollout, and a mask of those tokens; elsewhere
+        the current policy's (ratio 1, which is exact for the first update after a weight sync)."""
         old = new_logp.detach().clone()
+        scored = torch.zeros_like(old)
         for i, s in enumerate(batch):
             if s.behaviour_logprobs is not None and len(s.behaviour_logprobs) == len(s.response_ids):
                 old[i, : len(s.response_ids)] = torch.tensor(s.behaviour_logprobs, device=old.device)
-        return old
+                scored[i, : len(s.response_ids)] = 1
+        return old, scored

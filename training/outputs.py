@@ -3,19 +3,15 @@
 Every text written here comes from governed data: redacted feedback, the policy's replies, lesson
 texts and numbers. Raw feedback never reaches this module.
 
-metrics.jsonl, one line per training step (and one per validation, with "split": "val"):
-    step, split ("train"), reward_mean, reward_std, reward/<component> (means), loss, kl, clip_frac,
-    grad_norm, adv_abs_mean, samples (rollouts with an LLM call), rollouts, response_tokens,
-    tokens_per_s (response tokens generated per second of rollout time), rollouts_per_s, step_seconds,
-    elapsed_seconds (since the run started, resumes included), and in `--mode distributed` with DDP
-    replicas_in_sync (every rank holds the same weights after the update).
+metrics.jsonl has one line per training step and one per validation (`"split": "val"`), with TRL's metric
+names (training/metrics.py, training/grpo.py); every tracker gets the same records (training/tracking.py).
+Each key and what a healthy run shows: docs/training.md.
 """
 
 import json
 import logging
 import os
 import sqlite3
-import statistics
 import sys
 from contextlib import closing
 from dataclasses import dataclass
@@ -26,8 +22,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rewards import COMPONENTS, GATES
+from training.metrics import reward_metrics
 from training.rollouts import RolloutResult
 from training.run_dir import RunDirError
+from training.tracking import Trackers
 
 logger = logging.getLogger("training")
 
@@ -39,10 +37,12 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class MetricsLog:
-    """Append-only JSON lines; on resume, lines past the checkpointed step are dropped so steps continue."""
+    """Append-only JSON lines, each also sent to the trackers; on resume, lines past the checkpointed step are
+    dropped so steps continue."""
 
-    def __init__(self, path: Path, resume_after_step: int | None = None):
+    def __init__(self, path: Path, resume_after_step: int | None = None, trackers: Trackers | None = None):
         self.path = path
+        self.trackers = trackers
         if resume_after_step is not None and path.exists():
             kept = [line for line in path.read_text().splitlines()
                     if line.strip() and json.loads(line).get("step", 0) <= resume_after_step]
@@ -54,6 +54,8 @@ class MetricsLog:
                 f.write(json.dumps(record) + "\n")
         except OSError as e:
             raise RunDirError(f"{self.path}: cannot write the step's metrics ({e.strerror or e})") from None
+        if self.trackers is not None:
+            self.trackers.log_record(record)
 
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -73,12 +75,10 @@ class ValResult:
 
 def summarize_rewards(results: list[RolloutResult]) -> tuple[float, float, dict[str, float]]:
     """Mean and std of the reward, and component means, over rollouts that produced a reply."""
-    scored = [r for r in results if r.answered and r.reward is not None]
-    if not scored:
+    m = reward_metrics(results)
+    if not m:
         return 0.0, 0.0, {}
-    rewards = [r.reward for r in scored]
-    comps = {name: statistics.fmean(r.components.get(name, 0.0) for r in scored) for name in (*COMPONENTS, *GATES)}
-    return statistics.fmean(rewards), statistics.pstdev(rewards), comps
+    return m["reward"], m["reward_std"], {name: m[f"rewards/{name}/mean"] for name in (*COMPONENTS, *GATES)}
 
 
 def decision_counts(results: list[RolloutResult]) -> dict[str, int]:
@@ -111,24 +111,66 @@ def top_lessons(mubit_db: Path, limit: int = 10) -> list[dict[str, Any]]:
     return lessons[:limit]
 
 
+def _series(records: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
+    points = [(r["step"], r[key]) for r in records if isinstance(r.get(key), int | float)]
+    return [p[0] for p in points], [float(p[1]) for p in points]
+
+
 def plot_reward_curve(records: list[dict[str, Any]], path: Path) -> None:
+    """One PNG, six panels: the reward (train and validation), its components, KL, entropy, reply length with
+    the share cut at max_tokens, and the learner's health (gradient norm, clipped tokens, server-learner gap)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    train = [r for r in records if r.get("split") == "train" and "reward_mean" in r]
+    train = [r for r in records if r.get("split") == "train"]
     val = [r for r in records if r.get("split") == "val"]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if train:
-        ax.plot([r["step"] for r in train], [r["reward_mean"] for r in train], label="train (rollout mean)", alpha=0.7)
-    if val:
-        ax.plot([r["step"] for r in val], [r["reward_mean"] for r in val], "o-", label="val (fixed-seed sampling)")
-    ax.set_xlabel("step")
-    ax.set_ylabel("reward")
-    ax.set_title("Reward during GRPO training")
-    ax.grid(alpha=0.3)
-    ax.legend()
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    (reward_ax, comp_ax, kl_ax), (ent_ax, len_ax, health_ax) = axes
+
+    steps, mean = _series(train, "reward")
+    _, std = _series(train, "reward_std")
+    if steps:
+        reward_ax.plot(steps, mean, label="train (rollout mean)", alpha=0.8)
+        if len(std) == len(mean):
+            reward_ax.fill_between(steps, [m - s for m, s in zip(mean, std, strict=True)],
+                                   [m + s for m, s in zip(mean, std, strict=True)], alpha=0.15, label="train ± std")
+    reward_ax.plot(*_series(val, "reward"), "o-", label="val (fixed-seed sampling)")
+    reward_ax.set_title("Reward")
+    for name in (*COMPONENTS, *GATES):
+        comp_ax.plot(*_series(train, f"rewards/{name}/mean"), label=name)
+    comp_ax.set_title("Reward components (train means)")
+    kl_ax.plot(*_series(train, "kl"), color="tab:red")
+    kl_ax.set_title("KL to the warm start (k3)")
+    ent_ax.plot(*_series(train, "entropy"), color="tab:purple")
+    ent_ax.set_title("Policy entropy (nats per token)")
+    len_ax.plot(*_series(train, "completions/mean_length"), label="mean length")
+    len_ax.plot(*_series(train, "completions/max_length"), ":", label="max length")
+    len_ax.set_ylabel("tokens")
+    clipped = len_ax.twinx()
+    clipped.plot(*_series(train, "completions/clipped_ratio"), "--", color="tab:gray", label="clipped ratio")
+    clipped.set_ylim(0, 1)
+    clipped.set_ylabel("cut at max_tokens")
+    len_ax.set_title("Reply length")
+    health_ax.plot(*_series(train, "grad_norm"), label="grad norm (before clipping)")
+    health_ax.plot(*_series(train, "clip_ratio/region_mean"), label="clipped tokens (share)")
+    gap = health_ax.twinx()  # ~1e-6 when server and learner agree: its own log axis
+    gap_steps, gap_values = _series(train, "sampling/sampling_logp_difference/mean")
+    if any(v > 0 for v in gap_values):
+        gap.set_yscale("log")
+    gap.plot(gap_steps, gap_values, ":", color="tab:green", label="|logp server - learner| (right)")
+    health_ax.set_title("Learner health")
+    for ax in axes.flat:
+        ax.set_xlabel("step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, loc="upper left")
+    clipped.legend(fontsize=8, loc="upper right")
+    gap.legend(fontsize=8, loc="lower right")
+    fig.suptitle("GRPO training", fontsize=14)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -6,6 +6,7 @@ and `close`, so the algorithm does not know how many processes learn. Under LoRA
 to the replica after an update; the replica keeps its own frozen copy of the base.
 """
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,13 @@ class PolicyUpdate:
     def apply(self, samples: list[Sample], advantages: torch.Tensor | None = None, loss_scale: float | None = None,
               micro_batches: int = 0) -> dict[str, float]:
         """One learner step (see `GRPOLearner.step`), then every later request to the replica sees the new
-        weights."""
+        weights. Adds the time of each (`timing/learner_s`, `timing/weight_sync_s`)."""
+        started = time.monotonic()
         metrics = self.learner.step(samples, advantages, loss_scale, micro_batches)
+        learned = time.monotonic()
         model = self.learner.model
         self.engine.load_weights(trainable_state(full_state_dict(model), model), partial=True)
-        return metrics
+        return {**metrics, "timing/learner_s": learned - started, "timing/weight_sync_s": time.monotonic() - learned}
 
     def save(self, step: int, metrics: dict[str, Any]) -> None:
         main = not dist.is_initialized() or dist.get_rank() == 0

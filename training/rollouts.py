@@ -3,7 +3,8 @@
 What a finished rollout holds for us, read from its spans: the governance decision (a message span),
 the redacted prompt and the reply (message spans), the reward with its components (agl's
 multi-dimensional reward span, `total` first) and, when the agent called the LLM, one
-(prompt ids, response ids, behaviour logprobs) triplet from agl's adapter.
+(prompt ids, response ids, behaviour logprobs) triplet from agl's adapter and the completion's finish reason
+(`stop`, or `length` when it ran into max_tokens) from the LLM call's span.
 """
 
 import asyncio
@@ -21,6 +22,8 @@ from agentlightning.semconv import AGL_MESSAGE
 from training.grpo import Sample
 
 logger = logging.getLogger(__name__)
+LLM_CALL_SPAN = "openai.chat.completion"  # recorded by agl's AgentOps instrumentation of the openai client
+FINISH_REASON = "gen_ai.completion.0.finish_reason"
 
 
 @dataclass
@@ -35,6 +38,7 @@ class RolloutResult:
     prompt_messages: list[dict] | None = None  # redacted
     reply: str | None = None
     sample: Sample | None = None  # None when the agent made no LLM call (governance said no) or it failed
+    finish_reason: str | None = None  # of the LLM call: "stop" (end token) or "length" (cut at max_tokens)
 
     @property
     def answered(self) -> bool:
@@ -95,6 +99,10 @@ async def read_result(store: agl.LightningStore, adapter: agl.TraceAdapter, roll
         if dims:
             result.reward = dims[0].value
             result.components = {d.name: d.value for d in dims[1:]}
+            break
+    for span in reversed(spans):
+        if span.name == LLM_CALL_SPAN:
+            result.finish_reason = (span.attributes or {}).get(FINISH_REASON)
             break
     if rollout.status != "succeeded" or not result.answered:
         return result

@@ -1,6 +1,6 @@
 """The training CLI.
 
-    python -m training.train_feedback oneclick [--output-dir DIR] [--steps N] [--smoke] [--resume DIR] ...
+    python -m training.train_feedback oneclick [--output-dir DIR] [--steps N] [--smoke] [--resume DIR] [KEY=VALUE...]
     python -m training.train_feedback oneclick --mode distributed [--nproc N] [--device cuda|cpu] [--fsdp] ...
     python -m training.train_feedback eval [--split val] [--limit N] [--model PATH | --llm-endpoint URL --model NAME]
     python -m training.train_feedback runners [--n-runners N]      # on another host, with AGL_* set (README)
@@ -10,6 +10,11 @@ process, an agl Trainer with the client/server strategy, the SQLite store and th
 agl runner processes that execute `agents.feedback_agent.feedback_response_agent`. `--mode distributed`
 runs the learner in N torchrun processes, each serving a policy replica (training/distributed.py); rank 0
 holds everything else.
+
+Any setting of the run config (configs/oneclick.yaml) can be overridden after the command as a dotted
+`KEY=VALUE`, e.g. `oneclick grpo.lr=1e-4 rollouts.group_size=8 tracking.report_to=[tensorboard,wandb]`;
+`--steps`, `--seed` and `--model` are short for `steps=`, `seed=` and `policy.model=`. The resolved config is
+written to `<run>/config.yaml` and `--resume` continues with it.
 """
 
 import json
@@ -22,18 +27,32 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
+from common.cli import OneLineErrors
 from data import SPLITS, DatasetError, load_feedback
 from policy.loading import PolicyLoadError, PolicyName, check_policy_dir
-from training.config import RunConfig, RunConfigError, load_run_config
+from training.config import (
+    RunConfig,
+    RunConfigError,
+    load_run_config,
+    read_run_config,
+    resolve_run_config,
+    saved_run_config,
+    write_resolved_config,
+)
 from training.run_dir import RunDirError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 logger = logging.getLogger("training")
 PolicyChoice = PolicyName  # typer shows the Literal's values as the option's choices
+
+
+Overrides = Annotated[list[str] | None, typer.Argument(
+    metavar="KEY=VALUE...", show_default=False,
+    help="Settings of the run config to override, e.g. grpo.lr=1e-4 rollouts.group_size=8 (configs/oneclick.yaml).")]
 
 
 class UserError(Exception):
@@ -98,6 +117,32 @@ def _check_mubit_files(cfg: RunConfig) -> None:
         raise UserError(str(e)) from None
 
 
+def _use_stage_configs(cfg: RunConfig) -> None:
+    """Point the reward and governance at the run config's files, here and in the runner processes (they are
+    started from this one and inherit its environment): a bad file fails now, in one line."""
+    from agents.governance import ConfigError as GovernanceConfigError
+    from agents.governance import load_config as load_governance_config
+    from rewards import ConfigError as RewardConfigError
+    from rewards import load_config as load_reward_config
+
+    reward, governance = cfg.resolve(cfg.reward.config), cfg.resolve(cfg.governance.config)
+    try:
+        load_reward_config(reward)
+        load_governance_config(governance)
+    except (RewardConfigError, GovernanceConfigError) as e:
+        raise UserError(str(e)) from None
+    os.environ["REWARD_CONFIG"], os.environ["GOVERNANCE_CONFIG"] = str(reward), str(governance)
+
+
+def _check_trackers(cfg: RunConfig) -> None:
+    import importlib.util
+
+    for name in cfg.tracking.report_to:
+        if importlib.util.find_spec(name) is None:
+            raise UserError(f"tracking.report_to has {name}, but the {name} package is not installed "
+                            f"(pip install -e '.[{name}]')")
+
+
 def _governed_tasks(source: str, limit: int | None) -> tuple[list[dict], dict[str, int]]:
     """Load tasks and pass them through governance here, before they enter the store: a rollout's input is
     persisted, so it carries the redacted feedback only (plus id, category, topic for the Mubit query).
@@ -132,8 +177,8 @@ def _serve_policy(engine, host: str = "127.0.0.1"):
         yield Policy(server.endpoint, engine.model_name, engine)
 
 
-def _policy_path(cfg: RunConfig, model: Path | None) -> Path:
-    """The directory the run starts from (`--model`, `policy.model`, or the built-in `policy.name`)."""
+def _policy_path(cfg: RunConfig, model: Path | None = None) -> Path:
+    """The directory the run starts from (eval's `--model`, `policy.model`, or the built-in `policy.name`)."""
     from policy.loading import resolve_policy_dir
 
     p = cfg.policy
@@ -189,11 +234,13 @@ def evaluate(
     policy: Annotated[PolicyChoice | None, typer.Option(help="The built-in policy to evaluate (default: the "
                                                         "config's policy.name).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace the run already in --output-dir.")] = False,
+    overrides: Overrides = None,
 ) -> None:
     """Run the agent over a split with a real agl Trainer and write store.db, mubit.db, summary.json, report.md."""
     _setup_logging()
     try:
-        cfg = load_run_config(config)
+        cfg = resolve_run_config(*read_run_config(config), overrides=overrides)
+        _use_stage_configs(cfg)
         if llm_endpoint is not None and not model:
             raise UserError("--llm-endpoint needs --model NAME (the model the endpoint serves)")
         model_path = Path(model) if model and llm_endpoint is None else None
@@ -284,15 +331,17 @@ def oneclick(
     policy: Annotated[PolicyChoice | None, typer.Option(help="The built-in policy: smollm2 (the pretrained chat "
                                                         "model, default) or tiny (the scratch GPT-2 of --smoke).")]
     = None,
-    mode: Annotated[str, typer.Option(help="cpu (one process) or distributed (torchrun, a process per device).")]
-    = "cpu",
+    mode: Annotated[Literal["cpu", "distributed"], typer.Option(
+        help="cpu (one process) or distributed (torchrun, a process per device).")] = "cpu",
     nproc: Annotated[int | None, typer.Option(min=1, help="distributed: processes on this host (default: one per "
                                               "GPU with --device cuda, 2 with --device cpu).")] = None,
-    device: Annotated[str, typer.Option(help="distributed: cuda (CUDA or ROCm GPUs, nccl) or cpu (gloo).")] = "cpu",
+    device: Annotated[Literal["cpu", "cuda"], typer.Option(
+        help="distributed: cuda (CUDA or ROCm GPUs, nccl) or cpu (gloo).")] = "cpu",
     fsdp: Annotated[bool, typer.Option(help="distributed: shard the model with FSDP instead of replicating it "
                                        "with DDP.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace the run already in --output-dir (its files are "
                                             "deleted).")] = False,
+    overrides: Overrides = None,
 ) -> None:
     """Train the policy with GRPO (the product's main job) and write the run's outputs."""
     _setup_logging()
@@ -300,31 +349,24 @@ def oneclick(
 
     worker = mode == "distributed" and torchrun_env()  # started by torchrun: one rank of the learner
     try:
-        if mode not in ("cpu", "distributed"):
-            raise UserError(f"--mode must be cpu or distributed, got {mode!r}")
         if mode == "cpu" and (nproc is not None or device != "cpu" or fsdp):
             raise UserError("--nproc, --device and --fsdp go with --mode distributed")
         if mode == "distributed":
             nproc = check_device(device, nproc)
         if worker and output_dir is None and resume is None:
             raise UserError("under torchrun, give --output-dir or --resume: every rank must use the same run directory")
-        # Under torchrun the launcher (or, started by hand, rank 0) holds the run directory for every rank.
-        claim = not worker or (RUN_DIR_HELD_ENV not in os.environ and os.environ.get("RANK", "0") == "0")
-        cfg, run_dir, ckpt = _prepare_run(config, resume, output_dir, overwrite, claim)
-        if smoke:
-            cfg = cfg.with_smoke()
-        updates: dict[str, Any] = {}
-        if steps is not None:
-            updates["steps"] = steps
-        if seed is not None:
-            updates["seed"] = seed
-        if policy is not None:
-            updates["policy"] = cfg.policy.model_copy(update={"name": policy})
-        cfg = cfg.model_copy(update=updates)
-        if ckpt is not None and ckpt.step > cfg.steps:
-            raise UserError(f"{resume}: checkpoint is at step {ckpt.step}, past --steps {cfg.steps}")
         if model is not None:
             check_policy_dir(model)
+        flags = [f"{key}={value}" for key, value in (("steps", steps), ("seed", seed), ("policy.name", policy),
+                                                     ("policy.model", model and model.resolve())) if value is not None]
+        # Under torchrun the launcher (or, started by hand, rank 0) holds the run directory for every rank.
+        claim = not worker or (RUN_DIR_HELD_ENV not in os.environ and os.environ.get("RANK", "0") == "0")
+        cfg, run_dir, ckpt = _prepare_run(config, resume, output_dir, smoke, [*(overrides or []), *flags],
+                                          overwrite, claim)
+        if ckpt is not None and ckpt.step > cfg.steps:
+            raise UserError(f"{resume}: checkpoint is at step {ckpt.step}, past --steps {cfg.steps}")
+        _use_stage_configs(cfg)
+        _check_trackers(cfg)
         _check_mubit_files(cfg)
         if mode == "distributed" and not worker:  # a bad data file fails here, once, not in every rank
             for source in (cfg.data.train, cfg.data.val):
@@ -335,8 +377,8 @@ def oneclick(
         _fail(str(e))
     if mode == "distributed" and not worker:
         os.environ[RUN_DIR_HELD_ENV] = str(os.getpid())  # the workers inherit it and leave the lock to us
-        _policy_path(cfg, model)  # builds the default policy once, before N processes look for it
-        argv = _worker_argv(run_dir, resume is not None, steps, config, seed, smoke, model, policy, device, fsdp)
+        _policy_path(cfg)  # builds the default policy once, before N processes look for it
+        argv = _worker_argv(run_dir, resume is not None, config, smoke, device, fsdp, [*(overrides or []), *flags])
         from training.distributed import launch
 
         code = launch(argv, nproc)
@@ -346,6 +388,7 @@ def oneclick(
         raise typer.Exit(code=code)
 
     from training.checkpoint import CheckpointError
+    from training.tracking import TrackerError
 
     ctx = None
     if worker:
@@ -366,8 +409,8 @@ def oneclick(
         except (UserError, DatasetError) as e:
             _fail(str(e))
     try:
-        summary = _train(cfg, run_dir, ckpt, model, train_tasks, val_tasks, ctx, fsdp)
-    except (CheckpointError, RunDirError) as e:
+        summary = _train(cfg, run_dir, ckpt, train_tasks, val_tasks, ctx, fsdp)
+    except (CheckpointError, TrackerError, RunDirError) as e:
         _fail(str(e))
     finally:
         if ctx is not None:
@@ -381,26 +424,25 @@ def oneclick(
         raise typer.Exit(code=130)
 
 
-def _worker_argv(run_dir: Path, resume: bool, steps: int | None, config: Path | None, seed: int | None, smoke: bool,
-                 model: Path | None, policy: str | None, device: str, fsdp: bool) -> list[str]:
+def _worker_argv(run_dir: Path, resume: bool, config: Path | None, smoke: bool, device: str, fsdp: bool,
+                 overrides: list[str]) -> list[str]:
     """The command line each torchrun worker runs: this one, with the run directory fixed for every rank."""
     argv = ["oneclick", "--mode", "distributed", "--device", device, "--resume" if resume else "--output-dir",
             str(run_dir)]
-    for flag, value in (("--steps", steps), ("--config", config), ("--seed", seed), ("--model", model),
-                        ("--policy", policy)):
-        if value is not None:
-            argv += [flag, str(value)]
-    return argv + ["--smoke"] * smoke + ["--fsdp"] * fsdp
+    if config is not None:
+        argv += ["--config", str(config)]
+    return argv + ["--smoke"] * smoke + ["--fsdp"] * fsdp + overrides
 
 
-def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | None, overwrite: bool = False,
-                 claim: bool = True):
-    """The run config, the run directory (claimed here only with --resume) and, with --resume, its last
-    checkpoint."""
+def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | None, smoke: bool,
+                 overrides: list[str], overwrite: bool = False, claim: bool = True):
+    """The resolved config, the run directory (claimed here only with --resume) and the checkpoint to resume
+    from (None for a new run)."""
     from training.checkpoint import CheckpointError, latest_checkpoint
 
     if resume is None:
-        return load_run_config(config), output_dir or _new_run_dir(), None
+        cfg = resolve_run_config(*read_run_config(config), smoke=smoke, overrides=overrides)
+        return cfg, output_dir or _new_run_dir(), None
     if overwrite:
         raise UserError("--overwrite replaces a run, --resume continues it: give one of them")
     if output_dir is not None and output_dir.resolve() != resume.resolve():
@@ -411,22 +453,25 @@ def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | No
         ckpt = latest_checkpoint(resume)
     except CheckpointError as e:
         raise UserError(str(e)) from None
-    cfg = RunConfig.model_validate(ckpt.config) if config is None else load_run_config(config)
+    # The run's own config.yaml (older runs: the checkpoint's copy), unless --config names another.
+    saved = None if config is not None else (saved_run_config(resume) or ckpt.config)
+    cfg = resolve_run_config(*read_run_config(config, saved=saved, saved_from=f"{resume}/config.yaml"), smoke=smoke,
+                             overrides=overrides)
     return cfg, resume, ckpt
 
 
-def _policy_path_once(cfg: RunConfig, model: Path | None, ctx) -> Path:
+def _policy_path_once(cfg: RunConfig, ctx) -> Path:
     """Under torchrun, the first process of each host builds the default policy if needed; the others wait."""
     if ctx is None:
-        return _policy_path(cfg, model)
+        return _policy_path(cfg)
     import torch.distributed as dist
 
-    path = _policy_path(cfg, model) if ctx.local_rank == 0 else None
+    path = _policy_path(cfg) if ctx.local_rank == 0 else None
     dist.barrier(group=ctx.control)
-    return path or _policy_path(cfg, model)
+    return path or _policy_path(cfg)
 
 
-def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks: list[dict],
+def _train(cfg: RunConfig, run_dir: Path, ckpt, train_tasks: list[dict],
            val_tasks: list[dict], ctx=None, fsdp: bool = False) -> dict | None:
     """Train alone (`ctx` None) or as one rank of the distributed learner. Returns the summary on the process
     that ran the algorithm, None on the other ranks."""
@@ -442,7 +487,7 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     from policy.server import PolicyEngine
     from training.checkpoint import restore_training_state
     from training.distributed import DistributedPolicyUpdate, bf16_autocast, wrap_model
-    from training.grpo import GRPOConfig, GRPOLearner
+    from training.grpo import GRPOLearner
     from training.policy_update import PolicyUpdate, start_fingerprint
 
     wall_started = time.monotonic()
@@ -450,7 +495,7 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)  # also seeds the adapters' initialisation
     device = ctx.device if ctx is not None else torch.device("cpu")
-    base_path = _policy_path_once(cfg, model, ctx)
+    base_path = _policy_path_once(cfg, ctx)
     tokenizer = load_tokenizer(base_path)
     policy_model = _learner_model(cfg, base_path, ckpt)
     lora = is_lora(policy_model)
@@ -464,15 +509,17 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
         reference = load_model(base_path).to(device)
     learner_model = wrap_model(policy_model, ctx, fsdp) if ctx is not None else policy_model
     learner = GRPOLearner(
-        learner_model, reference,
-        GRPOConfig(**cfg.grpo.model_dump()),  # temperature 1: the server reports raw logprobs, as vLLM does
+        learner_model, reference, cfg.grpo,
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
         device=device, autocast_dtype=autocast,
         reference_mode=(lambda: reference_mode(learner_model)) if lora else None,  # LoRA: the base itself
+        max_completion_length=cfg.sampling.max_tokens,
     )
     start_step, elapsed_before = 0, 0.0
     if ckpt is not None:
         restore_training_state(ckpt, learner.model, learner.optimizer)  # and the RNG states: task sampling continues
+        for group in learner.optimizer.param_groups:  # the resolved config's lr, not the checkpoint's
+            group["lr"] = cfg.grpo.lr
         start_step, elapsed_before = ckpt.step, float(ckpt.metrics.get("elapsed_seconds", 0.0))
         logger.info("resuming %s from step %d", run_dir, start_step)
     host = cfg.distributed.policy_host if ctx is not None else "127.0.0.1"
@@ -498,8 +545,8 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
 
     records = MetricsLog(run_dir / "metrics.jsonl").records()
     summary = _summary(cfg, records, algo, credit, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
-    summary.update({"model": str(base_path.resolve()), "policy": cfg.policy.name if cfg.policy.model is None and
-                    model is None else None, "adapter": _adapter_summary(cfg, run_dir) if lora else None,
+    summary.update({"model": str(base_path.resolve()), "policy": cfg.policy.name if cfg.policy.model is None
+                    else None, "adapter": _adapter_summary(cfg, run_dir) if lora else None,
                     "resumed_from_step": start_step if ckpt is not None else None, "start_weights_sha256": start_sha})
     _write_outputs(run_dir, records, algo, summary)
     return summary
@@ -537,8 +584,12 @@ def _run_algorithm(cfg: RunConfig, run_dir: Path, update, endpoints: list[str], 
     from al_integration.store import SqliteLightningStore
     from training.algorithm import FeedbackGRPO
     from training.outputs import MetricsLog, ProgressReporter
+    from training.tracking import open_trackers
 
-    metrics = MetricsLog(run_dir / "metrics.jsonl", resume_after_step=start_step if start_step else None)
+    write_resolved_config(cfg, run_dir)
+    trackers = open_trackers(cfg, run_dir, resume_step=start_step if start_step else None)
+    metrics = MetricsLog(run_dir / "metrics.jsonl", resume_after_step=start_step if start_step else None,
+                         trackers=trackers)
     if not start_step and metrics.path.exists():
         metrics.path.unlink()
     validated_at_start = any(r.get("split") == "val" and r.get("step") == start_step for r in metrics.records())
@@ -553,6 +604,7 @@ def _run_algorithm(cfg: RunConfig, run_dir: Path, update, endpoints: list[str], 
             algo.state.interrupted = True
         finally:
             progress.close()
+            trackers.close()
         return algo, loop.report()
 
 
@@ -565,8 +617,8 @@ def _memory_fields(credit, rollouts: int) -> dict:
 
 def _summary(cfg: RunConfig, records: list[dict], algo, credit, ctx, fsdp: bool, wall_seconds: float) -> dict:
     val_records = [r for r in records if r.get("split") == "val"]
-    before = val_records[0]["reward_mean"] if val_records else None
-    after = val_records[-1]["reward_mean"] if len(val_records) > 1 else None  # no validation after training: null
+    before = val_records[0].get("reward") if val_records else None
+    after = val_records[-1].get("reward") if len(val_records) > 1 else None  # no validation after training: null
     this_run = algo.state.rollouts + sum(len(v.results) for v in algo.state.val)  # train and val, this process
     summary = {
         "val_reward_before": before,
@@ -575,6 +627,7 @@ def _summary(cfg: RunConfig, records: list[dict], algo, credit, ctx, fsdp: bool,
         "steps": algo.state.last_step,
         "wall_seconds": round(wall_seconds, 1),
         "rollouts": sum(r.get("rollouts", 0) for r in records if r.get("split") == "train"),
+        "skipped_updates": int(sum(r.get("update_skipped", 0) for r in records if r.get("split") == "train")),
         "mubit_outages": credit.outage_total,
         **_memory_fields(credit, this_run),
         "interrupted": algo.state.interrupted,
@@ -620,6 +673,7 @@ def runners(
 
     try:
         cfg = load_run_config(config)
+        _use_stage_configs(cfg)
         unset = [name for name in ("AGL_SERVER_HOST", "AGL_SERVER_PORT") if not os.environ.get(name)]
         if unset or os.environ.get("AGL_CURRENT_ROLE") != "runner":
             raise UserError("runners: set AGL_CURRENT_ROLE=runner and AGL_SERVER_HOST / AGL_SERVER_PORT to the "

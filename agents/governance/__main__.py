@@ -24,6 +24,7 @@ from rich.text import Text
 from agents.governance.config import ConfigError, load_config
 from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
+from common.cli import OneLineErrorsCommand
 from common.files import SameFileError, refuse_same_file, write_lines_atomic
 from common.jsonl import JsonlError, read_jsonl
 
@@ -114,7 +115,7 @@ def fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-@app.command()
+@app.command(cls=OneLineErrorsCommand)
 def main(
     text: Annotated[str | None, typer.Argument(help="the feedback message to govern")] = None,
     input_file: Annotated[Path | None, typer.Option("--input", help="JSONL file, one row per message, "

@@ -14,8 +14,9 @@ from rich.console import Console
 
 from al_integration.mubit_config import ConfigError, load_mubit_config
 from al_integration.mubit_local.server import DEFAULT_HOST, serve_forever
+from common.cli import OneLineErrors
 
-app = typer.Typer(add_completion=False, no_args_is_help=True)
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True)
 console = Console(stderr=True, soft_wrap=True)  # one-line errors, whatever the width
 
 

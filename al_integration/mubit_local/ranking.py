@@ -10,7 +10,7 @@ reward still earns more credit than a 0.2 one).
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -25,9 +25,6 @@ class RankingWeights:
     # Thompson sampling: draw each recall's confidence from the posterior instead of taking its mean,
     # so lessons with little history still get tried (exploration); off = deterministic ranking.
     sample_credit: bool = False
-
-    def as_dict(self) -> dict[str, float | bool]:
-        return asdict(self)
 
 
 def clamp_signal(signal: float) -> float:

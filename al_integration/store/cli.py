@@ -22,9 +22,11 @@ from rich.table import Table
 from al_integration.store.database import StoreFileError
 from al_integration.store.report import dashboard_server, export_jsonl, summarize
 from al_integration.store.store import SqliteLightningStore
+from common.cli import OneLineErrors
 from common.files import SameFileError, refuse_same_file
 
 app = typer.Typer(
+    cls=OneLineErrors,
     add_completion=False,
     no_args_is_help=True,
     help="Look into an Agent Lightning SQLite store file (read-only): inspect, export, serve.",
