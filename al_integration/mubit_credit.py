@@ -175,7 +175,7 @@ class MubitCreditHook(MubitHook):
                 )
                 lessons = _lessons_from(result)
             except Exception as exc:  # noqa: BLE001 - fail open: memory must never break a rollout
-                self.outages.record("recall", exc)
+                self.outages.record("recall", exc, rollout_id)
         with _registry_lock:
             _registry[rollout_id] = _RolloutMemory(lessons)
 
@@ -206,7 +206,7 @@ class MubitCreditHook(MubitHook):
                 idempotency_key=f"agl-outcome:{rollout_id}:{attempt_id}",
             )
         except Exception as exc:  # noqa: BLE001 - fail open
-            self.outages.record("record_outcome", exc)
+            self.outages.record("record_outcome", exc, rollout_id)
 
     def send_step_outcome(
         self,
@@ -238,7 +238,7 @@ class MubitCreditHook(MubitHook):
                 metadata=step_metadata,
             )
         except Exception as exc:  # noqa: BLE001 - fail open
-            self.outages.record("step_outcome", exc)
+            self.outages.record("step_outcome", exc, rollout_id)
             return False
         return True
 

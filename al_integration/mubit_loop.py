@@ -32,10 +32,19 @@ class CreditReport:
     outages: dict[str, int]  # failed Mubit calls per operation, from every process of the run
     seeds_added: int
     seeds_deduplicated: int
+    rollouts_without_memory: int = 0  # rollouts whose recall or credit failed
 
     @property
     def outage_total(self) -> int:
         return sum(self.outages.values())
+
+    def unavailable_warning(self, rollouts: int) -> str | None:
+        """One plain sentence when the memory was missing from part of a run of `rollouts` rollouts."""
+        if not self.rollouts_without_memory and not self.outages.get("seed_lessons"):
+            return None
+        seeds = " and the seed lessons could not be loaded" if self.outages.get("seed_lessons") else ""
+        return (f"Mubit memory was unavailable for {self.rollouts_without_memory} of {rollouts} rollouts{seeds}: "
+                "the results are not comparable with a run that had its memory")
 
     def summary(self) -> str:
         per_op = ", ".join(f"{op}={n}" for op, n in sorted(self.outages.items())) or "none"
@@ -57,7 +66,8 @@ class CreditLoop:
         self.engine = engine
 
     def report(self) -> CreditReport:
-        return CreditReport(self.backend, self.outages.counts(), self.seeds.added, self.seeds.deduplicated)
+        return CreditReport(self.backend, self.outages.counts(), self.seeds.added, self.seeds.deduplicated,
+                            len(self.outages.rollouts_without_memory()))
 
     def close(self) -> None:
         self.hook.deactivate()

@@ -17,18 +17,21 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 
+# The calls without which a rollout ran without memory: no lessons recalled, or its reward never credited.
+MEMORY_OPERATIONS = ("recall", "record_outcome")
+
+
 class OutageLog:
-    """An append-only log of failed Mubit calls (operation and error type; never request content)."""
+    """An append-only log of failed Mubit calls (operation, error type, rollout id; never request content)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()
 
-    def record(self, operation: str, error: BaseException) -> None:
-        line = json.dumps(
-            {"op": operation, "error": type(error).__name__, "pid": os.getpid(), "t": round(time.time(), 3)}
-        )
+    def record(self, operation: str, error: BaseException, rollout_id: str | None = None) -> None:
+        line = json.dumps({"op": operation, "error": type(error).__name__, "rollout": rollout_id, "pid": os.getpid(),
+                           "t": round(time.time(), 3)})
         try:
             with open(self.path, "a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
@@ -36,13 +39,16 @@ class OutageLog:
             logger.exception("could not record a Mubit outage in %s", self.path)
         logger.warning("Mubit %s failed (%s); continuing without it", operation, type(error).__name__)
 
+    def _records(self) -> list[dict]:
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
     def counts(self) -> dict[str, int]:
         """Outages per operation (recall, record_outcome, step_outcome, seed_lessons)."""
-        counter: Counter[str] = Counter()
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                counter[json.loads(line)["op"]] += 1
-        return dict(counter)
+        return dict(Counter(record["op"] for record in self._records()))
+
+    def rollouts_without_memory(self) -> set[str]:
+        """The rollouts whose recall or credit failed: they ran without (or did not feed) the memory."""
+        return {r["rollout"] for r in self._records() if r["op"] in MEMORY_OPERATIONS and r.get("rollout")}
 
     def total(self) -> int:
         return sum(self.counts().values())

@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-
-from mubit_agent_lightning import MubitControlClient
+from typing import TYPE_CHECKING
 
 from common.jsonl import JsonlError, read_jsonl
+
+if TYPE_CHECKING:  # reading a lessons file (a check before a run starts) needs no Mubit client
+    from mubit_agent_lightning import MubitControlClient
 
 SEED_SOURCE = "seed"
 

@@ -62,10 +62,10 @@ def free_port() -> int:
 
 
 def start_engine(db: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MUBIT_API_KEY": KEY}
     server = subprocess.Popen(
-        [sys.executable, "-m", "al_integration.mubit_local", "serve", "--db", str(db), "--port", str(port),
-         "--api-key", KEY], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "al_integration.mubit_local", "serve", "--db", str(db), "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     client = Client(endpoint=f"http://127.0.0.1:{port}", api_key=KEY, transport="http")
     deadline = time.monotonic() + 30

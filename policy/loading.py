@@ -40,12 +40,23 @@ def adapter_base(path: Path) -> Path:
     return Path(base)
 
 
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
 def check_policy_dir(path: Path) -> None:
     """A one-line error for a path that is not a model or adapter directory (before anything slow starts)."""
     if is_adapter_dir(path):
         adapter_base(path)
     elif not (path / "config.json").is_file():
         raise PolicyLoadError(f"{path}: not a local Hugging Face model directory (no config.json)")
+    elif not any((path / name).is_file() for name in WEIGHT_FILES):
+        raise PolicyLoadError(f"{path}: a Hugging Face model directory without weights (no model.safetensors or "
+                              "pytorch_model.bin)")
+    elif not any((path / name).is_file() for name in TOKENIZER_FILES):
+        raise PolicyLoadError(f"{path}: a Hugging Face model directory without a tokenizer (no tokenizer.json or "
+                              "tokenizer_config.json)")
 
 
 def load_tokenizer(path: Path):

@@ -92,8 +92,11 @@ def _score_file(scorer: RewardScorer, path: Path, output: Path | None, skip_inva
         results.extend(zip(batch, scored, strict=True))
 
     if output is not None:
-        write_lines_atomic(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()}, ensure_ascii=False)
-                                   for row, result in results])
+        try:
+            write_lines_atomic(output, [json.dumps({**row.model_dump(), "reward": result.to_dict()},
+                                                   ensure_ascii=False) for row, result in results])
+        except OSError as e:
+            raise InputError(f"{output}: cannot write ({e.strerror or e})") from None
     names = [*COMPONENTS, *GATES]
     means = {name: sum(r.components[name].score for _, r in results) / len(results) for name in names}
     total = sum(r.total for _, r in results) / len(results)

@@ -42,3 +42,41 @@ def assert_no_raw_pii():
             assert not leaked, f"{path} holds raw personal data: {leaked[:3]}"
 
     return check
+
+
+@pytest.fixture
+def make_unwritable():
+    """A context manager that makes a directory unwritable for this test's processes: chmod for a normal user,
+    `chattr +i` for root (whom permissions do not stop). Skips the test where neither works."""
+    import contextlib
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    @contextlib.contextmanager
+    def unwritable(path: Path):
+        root = os.geteuid() == 0
+        if root and not shutil.which("chattr"):
+            pytest.skip("root ignores permissions and chattr is missing")
+        if root:
+            locked = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+        else:
+            path.chmod(0o555)
+            locked = True
+        try:
+            try:
+                tempfile.NamedTemporaryFile(dir=path).close()
+                writable = True
+            except OSError:
+                writable = False
+            if not locked or writable:
+                pytest.skip(f"cannot make {path} unwritable on this file system")
+            yield path
+        finally:
+            if root:
+                subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+            else:
+                path.chmod(0o755)
+
+    return unwritable

@@ -197,10 +197,23 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _serve(*args: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+def _serve(*args: str, **env_vars: str) -> subprocess.Popen:
+    env = {key: value for key, value in os.environ.items() if key not in ("MUBIT_API_KEY", "MUBIT_LOCAL_API_KEY")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[1]), **env_vars)
     return subprocess.Popen([sys.executable, "-m", "al_integration.mubit_local", "serve", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _wait_healthy(client: Client, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            assert client.auth.health()["status"] == "ok"
+            return
+        except Exception:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise
+            time.sleep(0.1)
 
 
 def test_serve_cli_answers_over_http_and_stops_cleanly(tmp_path):
@@ -210,21 +223,41 @@ def test_serve_cli_answers_over_http_and_stops_cleanly(tmp_path):
                     "--config", str(config))
     try:
         client = Client(endpoint=f"http://127.0.0.1:{port}", api_key=KEY, transport="http")
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                assert client.auth.health()["status"] == "ok"
-                break
-            except Exception:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.1)
+        _wait_healthy(client, server)
         remember_lesson(client, LESSON_A, "a")
         assert len(client.recall(session_id="r", query=QUERY)["evidence"]) == 1
     finally:
         server.terminate()
         server.wait(timeout=15)
     assert (tmp_path / "m.sqlite3").exists()
+
+
+@pytest.mark.parametrize("how", ["env", "file"])
+def test_serve_cli_takes_the_key_from_the_environment_or_a_file_never_the_command_line(tmp_path, how):
+    port, secret = _free_port(), "s3cret-key-not-for-ps"
+    key_file = tmp_path / "mubit.key"
+    key_file.write_text(secret + "\n")
+    args = ["--db", str(tmp_path / "m.sqlite3"), "--port", str(port)]
+    server = _serve(*args, MUBIT_API_KEY=secret) if how == "env" else _serve(*args, "--api-key-file", str(key_file))
+    try:
+        _wait_healthy(Client(endpoint=f"http://127.0.0.1:{port}", api_key=secret, transport="http"), server)
+        assert secret not in Path(f"/proc/{server.pid}/cmdline").read_text()  # what `ps` shows
+        with pytest.raises(AuthError):
+            Client(endpoint=f"http://127.0.0.1:{port}", api_key="guess", transport="http").recall(
+                session_id="r", query=QUERY)
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=15)
+    assert "not authenticated" not in err and "visible" not in err
+
+    port = _free_port()
+    visible = _serve("--db", str(tmp_path / "m.sqlite3"), "--port", str(port), "--api-key", KEY)
+    try:
+        _wait_healthy(Client(endpoint=f"http://127.0.0.1:{port}", api_key=KEY, transport="http"), visible)
+    finally:
+        visible.terminate()
+        _, err = visible.communicate(timeout=15)
+    assert "--api-key is visible to every user in `ps`" in err
 
 
 def test_serve_cli_rejects_bad_input_with_one_line(tmp_path):
@@ -245,6 +278,15 @@ def test_serve_cli_rejects_bad_input_with_one_line(tmp_path):
         _, err = result.communicate(timeout=30)
     assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("error: cannot listen")  # one line, last
+
+    empty = tmp_path / "empty.key"
+    empty.write_text("\n")
+    for key_args, message in [(["--api-key-file", str(empty)], "the file is empty"),
+                              (["--api-key-file", str(tmp_path / "missing.key")], "cannot read"),
+                              (["--api-key-file", str(empty), "--api-key", "k"], "not both")]:
+        result = _serve("--db", str(tmp_path / "m.sqlite3"), *key_args)
+        _, err = result.communicate(timeout=30)
+        assert result.returncode == 2 and message in err and "Traceback" not in err, err
 
 
 def test_in_process_engine_stops_cleanly(tmp_path):

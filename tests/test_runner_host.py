@@ -53,12 +53,13 @@ def test_runners_on_another_host_execute_rollouts_of_the_run(tmp_path):
     run_config.write_text((REPO / "configs" / "oneclick.yaml").read_text()
                           .replace("config: configs/mubit.yaml", f"config: {mubit_config}")
                           .replace("  n_runners: 2\n", "  n_runners: 1\n"))  # the smoke section's
-    env = {**os.environ, "MUBIT_API_KEY": key, "AGL_SERVER_HOST": "127.0.0.1", "AGL_SERVER_PORT": str(store_port)}
+    env = {**os.environ, "MUBIT_API_KEY": key, "AGL_SERVER_HOST": "127.0.0.1", "AGL_SERVER_PORT": str(store_port),
+           "AGL_STORE_TOKEN": "the-runs-store-token"}  # the training run's store server admits only this token
     cli = [sys.executable, "-m", "training.train_feedback"]
     procs = []
     try:
         mubit = subprocess.Popen([sys.executable, "-m", "al_integration.mubit_local", "serve", "--db",
-                                  str(tmp_path / "mubit.db"), "--port", str(mubit_port), "--api-key", key],
+                                  str(tmp_path / "mubit.db"), "--port", str(mubit_port)], env=env,
                                  cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(mubit)
         wait_for_port(mubit_port, mubit)
@@ -90,6 +91,10 @@ def test_runners_need_the_agl_variables_and_a_shared_mubit():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "set AGL_CURRENT_ROLE=runner and AGL_SERVER_HOST" in proc.stderr
     env.update({"AGL_CURRENT_ROLE": "runner", "AGL_SERVER_HOST": "127.0.0.1", "AGL_SERVER_PORT": "4747"})
+    proc = subprocess.run([sys.executable, "-m", "training.train_feedback", "runners"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "set AGL_STORE_TOKEN to the token the training run was started with" in proc.stderr
+    env["AGL_STORE_TOKEN"] = "the-runs-store-token"
     proc = subprocess.run([sys.executable, "-m", "training.train_feedback", "runners"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "needs a Mubit every host reaches" in proc.stderr

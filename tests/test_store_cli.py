@@ -5,6 +5,7 @@ import al_integration  # noqa: F401  (offline defaults before agl)
 # isort: split
 
 import asyncio
+import contextlib
 import json
 import sys
 import urllib.request
@@ -140,26 +141,76 @@ def test_serve_refuses_a_busy_port(store_file):
     assert result.exit_code == 2 and f"port {port}" in result.stderr
 
 
-def test_served_file_answers_agl_clients_and_the_dashboard(store_file):
-    """What `serve` runs: agl's LightningStoreServer over the read-only file, on 127.0.0.1."""
+@contextlib.asynccontextmanager
+async def served(path):
+    """What `serve` runs (agl's LightningStoreServer over the read-only file, on 127.0.0.1), and a client."""
     port = free_port()
+    store = SqliteLightningStore(path, read_only=True)
+    server = dashboard_server(store, port)
+    await server.start()
+    client = LightningStoreClient(f"http://127.0.0.1:{port}")
+    try:
+        yield client, f"http://127.0.0.1:{port}"
+    finally:
+        await client.close()
+        await server.stop()
+        await store.close()
 
+
+def test_served_file_answers_agl_clients_and_the_dashboard(store_file):
     async def scenario():
-        store = SqliteLightningStore(store_file, read_only=True)
-        server = dashboard_server(store, port)
-        await server.start()
-        client = LightningStoreClient(f"http://127.0.0.1:{port}")
-        try:
+        async with served(store_file) as (client, root):
             rollouts = await client.query_rollouts(status_in=["succeeded"])
             assert sorted(r.input["task"] for r in rollouts) == [0, 1, 2]
             spans = await client.query_spans(rollouts.items[1].rollout_id, "latest")
             assert [s.name for s in spans][:2] == ["agentlightning.message"] * 2
             assert (await client.statistics())["total_rollouts"] == 5
-            page = await asyncio.to_thread(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/").read())
+            page = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{root}/").read())
             assert b"<html" in page.lower()
-        finally:
-            await client.close()
-            await server.stop()
-            await store.close()
 
     asyncio.run(scenario())
+
+
+def test_served_file_refuses_writes_with_403_json_and_stays_unchanged(store_file):
+    """`serve` is read-only: a write answers 403 JSON (agl's server would answer 500 with a traceback)."""
+    import aiohttp
+    import requests
+
+    before = store_file.read_bytes()
+
+    async def scenario():
+        async with served(store_file) as (client, root):
+            base = f"{root}/v1/agl"
+            writes = [("post", "/queues/rollouts/enqueue", {"rollouts": [{"input": {"task": "curl"}}]}),
+                      ("post", "/rollouts", {"input": {"task": "x"}}),
+                      ("post", "/resources", {"llm": {"resource_type": "llm", "endpoint": "e", "model": "m"}})]
+            for method, path, body in writes:
+                answer = await asyncio.to_thread(requests.request, method, base + path, json=body, timeout=10)
+                assert answer.status_code == 403, answer.text
+                assert answer.headers["content-type"].startswith("application/json")
+                assert "read-only" in answer.json()["detail"] and "Traceback" not in answer.text
+            with pytest.raises(aiohttp.ClientResponseError) as refused:
+                await client.enqueue_rollout(input={"task": "from a client"})
+            assert refused.value.status == 403
+            searched = await asyncio.to_thread(requests.post, base + "/rollouts/search", json={}, timeout=10)
+            assert searched.status_code == 200 and searched.json()["total"] == 5  # reads still answer
+            assert (await client.statistics())["total_rollouts"] == 5
+
+    asyncio.run(scenario())
+    assert store_file.read_bytes() == before
+
+
+def test_a_locked_store_is_named_locked_not_a_non_database(store_file):
+    import sqlite3
+
+    holder = sqlite3.connect(store_file, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("INSERT INTO store_meta (key, value) VALUES ('held', 'by another process')")
+        result = CliRunner().invoke(app, ["inspect", str(store_file)])
+    finally:
+        holder.close()
+    assert result.exit_code == 2
+    assert "locked by another process" in result.stderr and "not a SQLite database" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -25,11 +25,13 @@ from typing import Any
 
 import agentlightning as agl
 
+from training.checkpoint import checkpoint_interval
 from training.config import RunConfig
 from training.metrics import completion_metrics, group_metrics, reward_metrics
 from training.outputs import MetricsLog, ProgressReporter, ValResult, val_result
 from training.policy_update import PolicyUpdate
 from training.rollouts import RolloutResult, enqueue, read_result, wait_all
+from training.run_dir import RunDirError
 
 logger = logging.getLogger("training")
 
@@ -90,7 +92,9 @@ class TrainState:
 
     val: list[ValResult] = field(default_factory=list)
     last_step: int = 0
+    rollouts: int = 0  # train rollouts this process ran (resumes not included), for the memory report
     interrupted: bool = False
+    write_error: str | None = None  # the run directory stopped taking writes: the run stopped there
 
 
 class FeedbackGRPO(agl.Algorithm):
@@ -131,6 +135,7 @@ class FeedbackGRPO(agl.Algorithm):
         started = self._started = time.monotonic()
         step = self.start_step
         last_saved = self.start_step
+        checkpoint_every = checkpoint_interval(cfg.checkpoint_every, cfg.steps)
         try:
             if not self.validated_at_start:
                 await self._validate(step, started)
@@ -139,13 +144,18 @@ class FeedbackGRPO(agl.Algorithm):
                 self.state.last_step = step
                 if step % cfg.val_every == 0 or step == cfg.steps:
                     await self._validate(step, started)
-                if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                if step % checkpoint_every == 0 or step == cfg.steps:
                     self._save(step)
                     last_saved = step
+        except RunDirError as e:  # stop here, with what was saved before: the CLI reports it in one line
+            self.state.write_error = str(e)
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.state.interrupted = True
             if self.state.last_step > last_saved:
-                self._save(self.state.last_step)
+                try:
+                    self._save(self.state.last_step)
+                except RunDirError as e:
+                    self.state.write_error = str(e)
             self.progress.phase(f"interrupted after step {self.state.last_step}: checkpoint saved; continue with "
                                 "--resume")
             raise
@@ -157,6 +167,7 @@ class FeedbackGRPO(agl.Algorithm):
         results = await run_rollouts(self, self._next_tasks(), mode="train", resources_ids=resources_ids,
                                      copies=cfg.rollouts.group_size, config=self._rollout_config(), step=step)
         t1 = time.monotonic()
+        self.state.rollouts += len(results)
         samples = [r.sample for r in results if r.sample is not None]
         self.progress.phase(f"step {step}: update on {len(samples)} samples")
         learn = self.update.apply(samples) if samples else {}  # every later rollout sees the new policy

@@ -32,6 +32,8 @@ from torch.distributed.checkpoint.state_dict import (
     set_optimizer_state_dict,
 )
 
+from training.run_dir import RunDirError
+
 
 class CheckpointError(ValueError):
     """A checkpoint folder that cannot be resumed from; the message names the path."""
@@ -79,41 +81,57 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def checkpoint_interval(every: int, steps: int) -> int:
+    """`checkpoint_every`, capped so that a run shorter than it still saves a checkpoint before its last step
+    (10 steps of 40 stay 10; a 5-step run saves at 2, 4 and 5, not only at 5)."""
+    return max(1, min(every, steps // 2))
+
+
 def save_checkpoint(run_dir: Path, step: int, model, tokenizer, optimizer: torch.optim.Optimizer,
                     config: dict[str, Any], metrics: dict[str, Any] | None = None, keep: int = 2,
                     merged: torch.nn.Module | None = None) -> Path:
     """Write checkpoint `step` and point `latest` at it; keep only the newest `keep` checkpoints. Under LoRA,
-    `merged` is the plain model to store as `model/` (rank 0), and the adapter goes to `adapter/`."""
+    `merged` is the plain model to store as `model/` (rank 0), and the adapter goes to `adapter/`.
+
+    A write that fails raises RunDirError (one line) and leaves `latest` on the previous checkpoint."""
     weights = full_state_dict(model, cpu=True)
     optimizer_state = get_optimizer_state_dict(model, optimizer,
                                                options=StateDictOptions(full_state_dict=True, cpu_offload=True))
     if dist.is_initialized() and dist.get_rank() != 0:
         return Path(run_dir) / "checkpoints" / f"step-{step:06d}"
     root = Path(run_dir) / "checkpoints"
-    root.mkdir(parents=True, exist_ok=True)
     name = f"step-{step:06d}"
     tmp = root / f".{name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    unwrapped = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
-    if merged is not None:  # LoRA: the adapter for resuming, the merged model for everyone else
-        unwrapped.save_pretrained(tmp / "adapter", state_dict=weights, safe_serialization=True)
-        merged.save_pretrained(tmp / "model", safe_serialization=True)
-    else:
-        unwrapped.save_pretrained(tmp / "model", state_dict=weights, safe_serialization=True)
-    if tokenizer is not None:
-        for folder in ("model", "adapter"):
-            if (tmp / folder).is_dir():
-                tokenizer.save_pretrained(tmp / folder)
-    torch.save(optimizer_state, tmp / "optimizer.pt")
-    torch.save(rng_state(), tmp / "rng.pt")
-    (tmp / "state.json").write_text(json.dumps({"step": step, "config": config, "metrics": metrics or {}}, indent=2))
-    final = root / name
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(tmp, final)
-    latest_tmp = root / ".latest.tmp"
-    latest_tmp.write_text(name)
-    os.replace(latest_tmp, root / "latest")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        unwrapped = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
+        if merged is not None:  # LoRA: the adapter for resuming, the merged model for everyone else
+            unwrapped.save_pretrained(tmp / "adapter", state_dict=weights, safe_serialization=True)
+            merged.save_pretrained(tmp / "model", safe_serialization=True)
+        else:
+            unwrapped.save_pretrained(tmp / "model", state_dict=weights, safe_serialization=True)
+        if tokenizer is not None:
+            for folder in ("model", "adapter"):
+                if (tmp / folder).is_dir():
+                    tokenizer.save_pretrained(tmp / folder)
+        torch.save(optimizer_state, tmp / "optimizer.pt")
+        torch.save(rng_state(), tmp / "rng.pt")
+        (tmp / "state.json").write_text(json.dumps({"step": step, "config": config, "metrics": metrics or {}},
+                                                   indent=2))
+        final = root / name
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+        latest_tmp = root / ".latest.tmp"
+        latest_tmp.write_text(name)
+        os.replace(latest_tmp, root / "latest")
+    except (OSError, RuntimeError) as e:  # torch.save reports a failed write as RuntimeError
+        shutil.rmtree(tmp, ignore_errors=True)
+        pointer = root / "latest"
+        kept = f"{root}/latest still names {pointer.read_text().strip()}" if pointer.is_file() else "no earlier one"
+        reason = getattr(e, "strerror", None) or str(e).splitlines()[0]
+        raise RunDirError(f"{root}: checkpoint of step {step} could not be written ({reason}); {kept}") from None
     for old in sorted(p for p in root.glob("step-*") if p.is_dir())[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
@@ -128,7 +146,8 @@ def latest_checkpoint(run_dir: Path) -> Checkpoint:
         root = path / "checkpoints" if (path / "checkpoints").is_dir() else path
         pointer = root / "latest"
         if not pointer.is_file():
-            raise CheckpointError(f"{path}: no checkpoint to resume from (expected {root}/latest)")
+            expected = pointer if root != path or path.name == "checkpoints" else path / "checkpoints" / "latest"
+            raise CheckpointError(f"{path}: no checkpoint to resume from (expected {expected})")
         ckpt = root / pointer.read_text().strip()
     try:
         state = json.loads((ckpt / "state.json").read_text())

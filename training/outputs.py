@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rewards import COMPONENTS, GATES
 from training.metrics import reward_metrics
 from training.rollouts import RolloutResult
+from training.run_dir import RunDirError
 from training.tracking import Trackers
 
 logger = logging.getLogger("training")
@@ -48,8 +49,11 @@ class MetricsLog:
             path.write_text("".join(line + "\n" for line in kept))
 
     def append(self, record: dict[str, Any]) -> None:
-        with self.path.open("a") as f:
-            f.write(json.dumps(record) + "\n")
+        try:
+            with self.path.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+        except OSError as e:
+            raise RunDirError(f"{self.path}: cannot write the step's metrics ({e.strerror or e})") from None
         if self.trackers is not None:
             self.trackers.log_record(record)
 
@@ -204,6 +208,8 @@ def _quote(text: str, limit: int = 700) -> str:
 def write_report(path: Path, title: str, summary: dict[str, Any], before: ValResult | None, after: ValResult,
                  lessons: list[dict[str, Any]], examples: int = 3) -> None:
     lines = [f"# {title}", ""]
+    if summary.get("warning"):
+        lines += [f"> **Warning:** {summary['warning']}.", ""]
     lines += [f"- {k}: `{json.dumps(v)}`" for k, v in summary.items() if not isinstance(v, dict)]
     lines += ["", "## Reward per component (validation, replies only)", "", *_component_table(before, after), ""]
     if after.decisions:

@@ -43,6 +43,7 @@ from training.config import (
     saved_run_config,
     write_resolved_config,
 )
+from training.run_dir import RunDirError
 
 app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 logger = logging.getLogger("training")
@@ -83,10 +84,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _run_dir(output_dir: Path | None) -> Path:
-    path = output_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
-    path.mkdir(parents=True, exist_ok=True)
+RUN_DIR_HELD_ENV = "TRAIN_FEEDBACK_RUN_DIR_HELD_BY"  # set by the distributed launcher, which holds the lock
+_claimed: list = []  # the run directories this process holds (their locks live as long as the process)
+
+
+def _new_run_dir() -> Path:
+    return Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def _run_dir(path: Path, *, resume: bool = False, overwrite: bool = False, claim: bool = True) -> Path:
+    """The run directory, locked for this process (training/run_dir.py); `claim=False` for a torchrun worker whose
+    launcher (or rank 0) holds it."""
+    from training.run_dir import claim_run_dir
+
+    if not claim:
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    _claimed.append(claim_run_dir(path, resume=resume, overwrite=overwrite))
     return path
+
+
+def _check_mubit_files(cfg: RunConfig) -> None:
+    """The run's Mubit config and seed lessons, read before the slow start-up (governance, the policy)."""
+    from al_integration.mubit_config import ConfigError, load_mubit_config
+    from al_integration.mubit_seed import SeedLessonError, read_seed_lessons
+
+    try:
+        mubit = load_mubit_config(cfg.resolve(cfg.mubit.config))
+        if mubit.seed_lessons is not None:
+            read_seed_lessons(mubit.seed_lessons)
+    except (ConfigError, SeedLessonError) as e:
+        raise UserError(str(e)) from None
 
 
 def _use_stage_configs(cfg: RunConfig) -> None:
@@ -175,6 +203,7 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
     import agentlightning as agl
 
     from agents.feedback_agent import feedback_response_agent
+    from al_integration.execution import SupervisedStrategy
 
     # The store server: 127.0.0.1 on a free port, unless AGL_SERVER_HOST / AGL_SERVER_PORT say where runners
     # on other hosts will connect (README, "Several machines").
@@ -184,8 +213,9 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
         algorithm=algorithm, n_runners=n_runners, store=store, hooks=[hook],
         # An idle runner polls the queue every 5 s by default: far too slow for rollouts of a second or two.
         runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
-        strategy=agl.ClientServerExecutionStrategy(role="both", n_runners=n_runners, server_host=host,
-                                                   server_port=port),
+        # agl's client/server strategy with a store only this run's runners may use, runners that die with
+        # this process, and a lost runner's rollouts retried at once (al_integration/execution.py).
+        strategy=SupervisedStrategy(role="both", n_runners=n_runners, server_host=host, server_port=port),
     )
     trainer.fit(feedback_response_agent, train_dataset=[{"id": "unused"}])
 
@@ -203,6 +233,7 @@ def evaluate(
     config: Annotated[Path | None, typer.Option(help="Run config YAML (default configs/oneclick.yaml).")] = None,
     policy: Annotated[PolicyChoice | None, typer.Option(help="The built-in policy to evaluate (default: the "
                                                         "config's policy.name).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace the run already in --output-dir.")] = False,
     overrides: Overrides = None,
 ) -> None:
     """Run the agent over a split with a real agl Trainer and write store.db, mubit.db, summary.json, report.md."""
@@ -217,12 +248,13 @@ def evaluate(
             check_policy_dir(model_path)
         if policy is not None:
             cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"name": policy})})
+        _check_mubit_files(cfg)
+        run_dir = _run_dir(output_dir or _new_run_dir(), overwrite=overwrite)
         tasks, decisions = _governed_tasks(split, limit)
         if not tasks:
             raise UserError(f"{split}: no task that governance lets through to the agent")
-    except (UserError, RunConfigError, DatasetError, PolicyLoadError) as e:
+    except (UserError, RunConfigError, DatasetError, PolicyLoadError, RunDirError) as e:
         _fail(str(e))
-    run_dir = _run_dir(output_dir)
     started = time.monotonic()
     _run_eval(cfg, run_dir, tasks, split, model_path, llm_endpoint, model)
     logger.info("eval finished in %.0f s: %s", time.monotonic() - started, run_dir)
@@ -258,7 +290,8 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
             policy_cm = _serve_policy(PolicyEngine.from_pretrained(model_path, model_name="policy"))
         with policy_cm as policy:
             rollout_config = agl.RolloutConfig(timeout_seconds=cfg.rollouts.timeout_seconds,
-                                               max_attempts=cfg.rollouts.max_attempts)
+                                               max_attempts=cfg.rollouts.max_attempts,
+                                               retry_condition=["timeout", "unresponsive"])
             algo = EvalAlgorithm(tasks, llm_resource(policy.endpoint, policy.model_name, sampling), mode,
                                  rollout_config, on_progress=lambda done, total: progress.step(done, total, "rollouts"))
             _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
@@ -270,10 +303,12 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
     summary = {"split": split, "n": len(results), "reward_mean": mean, "reward_std": std,
                "reward_by_component": comps, "decisions": val.decisions, "answered": val.answered,
                "model": str(model_path) if model_path is not None else model_name, "mubit_outages": report.outage_total,
-               "wall_seconds": round(time.monotonic() - started, 1)}
+               **_memory_fields(report, len(results)), "wall_seconds": round(time.monotonic() - started, 1)}
     write_json_atomic(run_dir / "summary.json", summary)
     write_report(run_dir / "report.md", f"Evaluation on {split}", summary, None, val,
                  top_lessons(run_dir / "mubit.db"), examples=3)
+    if summary["warning"]:
+        logger.warning("warning: %s", summary["warning"])
     typer.echo(json.dumps(summary))
 
 
@@ -304,6 +339,8 @@ def oneclick(
         help="distributed: cuda (CUDA or ROCm GPUs, nccl) or cpu (gloo).")] = "cpu",
     fsdp: Annotated[bool, typer.Option(help="distributed: shard the model with FSDP instead of replicating it "
                                        "with DDP.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace the run already in --output-dir (its files are "
+                                            "deleted).")] = False,
     overrides: Overrides = None,
 ) -> None:
     """Train the policy with GRPO (the product's main job) and write the run's outputs."""
@@ -322,17 +359,24 @@ def oneclick(
             check_policy_dir(model)
         flags = [f"{key}={value}" for key, value in (("steps", steps), ("seed", seed), ("policy.name", policy),
                                                      ("policy.model", model and model.resolve())) if value is not None]
-        cfg, run_dir, ckpt = _prepare_run(config, resume, output_dir, smoke, [*(overrides or []), *flags])
+        # Under torchrun the launcher (or, started by hand, rank 0) holds the run directory for every rank.
+        claim = not worker or (RUN_DIR_HELD_ENV not in os.environ and os.environ.get("RANK", "0") == "0")
+        cfg, run_dir, ckpt = _prepare_run(config, resume, output_dir, smoke, [*(overrides or []), *flags],
+                                          overwrite, claim)
         if ckpt is not None and ckpt.step > cfg.steps:
             raise UserError(f"{resume}: checkpoint is at step {ckpt.step}, past --steps {cfg.steps}")
         _use_stage_configs(cfg)
         _check_trackers(cfg)
+        _check_mubit_files(cfg)
         if mode == "distributed" and not worker:  # a bad data file fails here, once, not in every rank
             for source in (cfg.data.train, cfg.data.val):
                 list(load_feedback(source))
-    except (UserError, RunConfigError, DatasetError, DistributedSetupError, PolicyLoadError) as e:
+        if resume is None:  # claimed last, so that a mistake above leaves no directory behind
+            _run_dir(run_dir, overwrite=overwrite, claim=claim)
+    except (UserError, RunConfigError, DatasetError, DistributedSetupError, PolicyLoadError, RunDirError) as e:
         _fail(str(e))
     if mode == "distributed" and not worker:
+        os.environ[RUN_DIR_HELD_ENV] = str(os.getpid())  # the workers inherit it and leave the lock to us
         _policy_path(cfg)  # builds the default policy once, before N processes look for it
         argv = _worker_argv(run_dir, resume is not None, config, smoke, device, fsdp, [*(overrides or []), *flags])
         from training.distributed import launch
@@ -366,7 +410,7 @@ def oneclick(
             _fail(str(e))
     try:
         summary = _train(cfg, run_dir, ckpt, train_tasks, val_tasks, ctx, fsdp)
-    except (CheckpointError, TrackerError) as e:
+    except (CheckpointError, TrackerError, RunDirError) as e:
         _fail(str(e))
     finally:
         if ctx is not None:
@@ -391,15 +435,20 @@ def _worker_argv(run_dir: Path, resume: bool, config: Path | None, smoke: bool, 
 
 
 def _prepare_run(config: Path | None, resume: Path | None, output_dir: Path | None, smoke: bool,
-                 overrides: list[str]):
-    """The resolved config, the run directory and the checkpoint to resume from (None for a new run)."""
+                 overrides: list[str], overwrite: bool = False, claim: bool = True):
+    """The resolved config, the run directory (claimed here only with --resume) and the checkpoint to resume
+    from (None for a new run)."""
     from training.checkpoint import CheckpointError, latest_checkpoint
 
     if resume is None:
         cfg = resolve_run_config(*read_run_config(config), smoke=smoke, overrides=overrides)
-        return cfg, _run_dir(output_dir), None
+        return cfg, output_dir or _new_run_dir(), None
+    if overwrite:
+        raise UserError("--overwrite replaces a run, --resume continues it: give one of them")
     if output_dir is not None and output_dir.resolve() != resume.resolve():
         raise UserError("--resume continues the run in its own directory; drop --output-dir")
+    if resume.is_dir():  # a run still going there holds it: say that, not "no checkpoint yet"
+        _run_dir(resume, resume=True, claim=claim)
     try:
         ckpt = latest_checkpoint(resume)
     except CheckpointError as e:
@@ -485,15 +534,17 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, train_tasks: list[dict],
                 update.follow()  # until rank 0 says stop
                 return None
         try:
-            algo, outages = _run_algorithm(cfg, run_dir, update, endpoints, policy.model_name, train_tasks,
-                                           val_tasks, start_step, elapsed_before)
+            algo, credit = _run_algorithm(cfg, run_dir, update, endpoints, policy.model_name, train_tasks,
+                                          val_tasks, start_step, elapsed_before)
         finally:
             update.close()
+    if algo.state.write_error:  # the run directory stopped taking writes; what was saved before is kept
+        raise RunDirError(algo.state.write_error)
 
     from training.outputs import MetricsLog
 
     records = MetricsLog(run_dir / "metrics.jsonl").records()
-    summary = _summary(cfg, records, algo, outages, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
+    summary = _summary(cfg, records, algo, credit, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
     summary.update({"model": str(base_path.resolve()), "policy": cfg.policy.name if cfg.policy.model is None
                     else None, "adapter": _adapter_summary(cfg, run_dir) if lora else None,
                     "resumed_from_step": start_step if ckpt is not None else None, "start_weights_sha256": start_sha})
@@ -554,19 +605,31 @@ def _run_algorithm(cfg: RunConfig, run_dir: Path, update, endpoints: list[str], 
         finally:
             progress.close()
             trackers.close()
-        return algo, loop.report().outage_total
+        return algo, loop.report()
 
 
-def _summary(cfg: RunConfig, records: list[dict], algo, outages: int, ctx, fsdp: bool, wall_seconds: float) -> dict:
+def _memory_fields(credit, rollouts: int) -> dict:
+    """How much of the run had its memory: a run that lost it is not comparable with one that had it."""
+    warning = credit.unavailable_warning(rollouts)
+    return {"mubit_unavailable_rollouts": credit.rollouts_without_memory, "mubit_rollouts": rollouts,
+            "comparable": warning is None, "warning": warning}
+
+
+def _summary(cfg: RunConfig, records: list[dict], algo, credit, ctx, fsdp: bool, wall_seconds: float) -> dict:
     val_records = [r for r in records if r.get("split") == "val"]
+    before = val_records[0].get("reward") if val_records else None
+    after = val_records[-1].get("reward") if len(val_records) > 1 else None  # no validation after training: null
+    this_run = algo.state.rollouts + sum(len(v.results) for v in algo.state.val)  # train and val, this process
     summary = {
-        "val_reward_before": val_records[0].get("reward") if val_records else None,
-        "val_reward_after": val_records[-1].get("reward") if val_records else None,
+        "val_reward_before": before,
+        "val_reward_after": after,
+        "val_reward_gain": after - before if after is not None and before is not None else None,
         "steps": algo.state.last_step,
         "wall_seconds": round(wall_seconds, 1),
         "rollouts": sum(r.get("rollouts", 0) for r in records if r.get("split") == "train"),
         "skipped_updates": int(sum(r.get("update_skipped", 0) for r in records if r.get("split") == "train")),
-        "mubit_outages": outages,
+        "mubit_outages": credit.outage_total,
+        **_memory_fields(credit, this_run),
         "interrupted": algo.state.interrupted,
         "seed": cfg.seed,
         "mode": "cpu" if ctx is None else "distributed",
@@ -575,8 +638,6 @@ def _summary(cfg: RunConfig, records: list[dict], algo, outages: int, ctx, fsdp:
         "backend": None if ctx is None else ctx.backend,
         "sharding": None if ctx is None else ("fsdp" if fsdp else "ddp"),
     }
-    if summary["val_reward_before"] is not None and summary["val_reward_after"] is not None:
-        summary["val_reward_gain"] = summary["val_reward_after"] - summary["val_reward_before"]
     return summary
 
 
@@ -589,10 +650,11 @@ def _write_outputs(run_dir: Path, records: list[dict], algo, summary: dict) -> N
     if vals:
         write_report(run_dir / "report.md", "GRPO training run", summary, vals[0] if len(vals) > 1 else None,
                      vals[-1], top_lessons(run_dir / "mubit.db"))
+    warning = f"; WARNING: {summary['warning']}" if summary["warning"] else ""
     if algo.state.interrupted:
-        logger.info("interrupted after step %d; continue with: --resume %s", algo.state.last_step, run_dir)
+        logger.info("interrupted after step %d; continue with: --resume %s%s", algo.state.last_step, run_dir, warning)
     else:
-        logger.info("run finished: %s", run_dir)
+        logger.info("run finished: %s%s", run_dir, warning)
 
 # ---------------------------------------------------------------------------------------------------------
 @app.command()
@@ -606,6 +668,7 @@ def runners(
     AGL_CURRENT_ROLE=runner connects to the training host's store server at AGL_SERVER_HOST:AGL_SERVER_PORT
     and executes the agent's rollouts until stopped (Ctrl-C)."""
     _setup_logging()
+    from al_integration.execution import STORE_TOKEN_ENV
     from al_integration.mubit_config import ConfigError, load_mubit_config
 
     try:
@@ -615,6 +678,9 @@ def runners(
         if unset or os.environ.get("AGL_CURRENT_ROLE") != "runner":
             raise UserError("runners: set AGL_CURRENT_ROLE=runner and AGL_SERVER_HOST / AGL_SERVER_PORT to the "
                             "training host's store server")
+        if not os.environ.get(STORE_TOKEN_ENV):
+            raise UserError(f"runners: set {STORE_TOKEN_ENV} to the token the training run was started with (its "
+                            "store server refuses every other client)")
         mubit_path = cfg.resolve(cfg.mubit.config)
         if not (load_mubit_config(mubit_path).endpoint and os.environ.get("MUBIT_API_KEY")):
             raise UserError(f"runners: lessons are recalled and credited on this host, so it needs a Mubit every "
@@ -624,11 +690,12 @@ def runners(
     import agentlightning as agl
 
     from agents.feedback_agent import feedback_response_agent
+    from al_integration.execution import SupervisedStrategy
 
     with _credit_loop(cfg, log_dir, credit_modes=cfg.mubit.credit_modes) as loop:
         trainer = agl.Trainer(n_runners=n_runners, hooks=[loop.hook],
                               runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
-                              strategy=agl.ClientServerExecutionStrategy(n_runners=n_runners))  # role etc. from env
+                              strategy=SupervisedStrategy(n_runners=n_runners))  # role, server, token from env
         logger.info("%d runners for the store server at %s:%s", n_runners, os.environ["AGL_SERVER_HOST"],
                     os.environ["AGL_SERVER_PORT"])
         try:

@@ -1,4 +1,7 @@
-"""`python -m al_integration.mubit_local serve --db PATH [--port 3000] [--api-key K]`."""
+"""`python -m al_integration.mubit_local serve --db PATH [--port 3000]`, the key in MUBIT_API_KEY or --api-key-file.
+
+A key given as `--api-key KEY` is visible to every user of the machine in `ps`; it still works, with a warning.
+"""
 
 from __future__ import annotations
 
@@ -24,12 +27,18 @@ def main() -> None:
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     db: Annotated[Path, typer.Option("--db", help="SQLite file holding the memory (created if missing).")],
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="TCP port to listen on.")] = 3000,
     api_key: Annotated[
         str,
-        typer.Option("--api-key", envvar="MUBIT_LOCAL_API_KEY", help="Require 'Authorization: Bearer KEY'."),
+        typer.Option("--api-key", envvar=["MUBIT_API_KEY", "MUBIT_LOCAL_API_KEY"], show_envvar=True,
+                     help="Require 'Authorization: Bearer KEY'. Prefer the environment variable or --api-key-file: "
+                          "a key on the command line is visible in `ps`."),
     ] = "",
+    api_key_file: Annotated[
+        Path | None, typer.Option("--api-key-file", help="Read the key from this file (first line).")
+    ] = None,
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
     config: Annotated[
         Path | None, typer.Option("--config", help="configs/mubit.yaml: take the ranking weights from it.")
@@ -38,6 +47,14 @@ def serve(
     """Serve the Mubit control-plane routes until interrupted."""
     if db.exists() and not db.is_file():
         _fail(f"--db {db}: not a file")
+    from_command_line = ctx.get_parameter_source("api_key").name == "COMMANDLINE"
+    if api_key_file is not None:
+        if from_command_line:
+            _fail("give the key either with --api-key or with --api-key-file, not both")
+        api_key = _read_key(api_key_file)
+    elif from_command_line:
+        console.print("[yellow]warning:[/] --api-key is visible to every user in `ps`; "
+                      "use MUBIT_API_KEY=... or --api-key-file instead")
     weights = None
     if config is not None:
         try:
@@ -45,7 +62,8 @@ def serve(
         except ConfigError as exc:
             _fail(str(exc))
     if not api_key:
-        console.print("[yellow]warning:[/] no --api-key given: requests are not authenticated")
+        console.print("[yellow]warning:[/] no API key (MUBIT_API_KEY or --api-key-file): requests are not "
+                      "authenticated")
     console.print(f"starting mubit-local on http://{host}:{port} with {db}")
     try:
         serve_forever(db, host=host, port=port, api_key=api_key, weights=weights)
@@ -55,6 +73,17 @@ def serve(
         _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         pass
+
+
+def _read_key(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"--api-key-file {path}: cannot read ({getattr(exc, 'strerror', None) or exc})")
+    key = lines[0].strip() if lines else ""
+    if not key:
+        _fail(f"--api-key-file {path}: the file is empty (write the key on its first line)")
+    return key
 
 
 def _fail(message: str) -> None:

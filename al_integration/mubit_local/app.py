@@ -1,8 +1,10 @@
 """The HTTP face of the engine: the hosted Mubit control-plane routes the SDK and adapter call.
 
 Every success is HTTP 200 with a JSON object shaped like the proto response (snake_case). Errors are
-JSON too: 400 for a malformed request, 401 for a missing or wrong Bearer key, 404 for an unknown
-ingest job, 501 for a route this engine does not implement.
+JSON objects `{"error": message, "code": status}` too: 400 for a malformed request (also a NaN or
+infinite number), 401 for a missing or wrong Bearer key, 404 for an unknown route or ingest job, 405 for
+a wrong method, 413 for a body over `MAX_BODY_BYTES`, 501 for a route of the hosted contract that this
+engine does not serve.
 """
 
 from __future__ import annotations
@@ -15,15 +17,42 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from al_integration.mubit_local.storage import Entry, MemoryStore, RankedEntry
 
 logger = logging.getLogger(__name__)
 ENGINE_NAME = "mubit-local"
+# Far above any real request (a seed lesson is ~200 bytes, a 100-item ingest batch ~20 KB), far below
+# what would hurt the training process the engine shares.
+MAX_BODY_BYTES = 1 << 20
+# Routes of the hosted contract (mubit-sdk 0.13.2's route table) that this engine does not serve: 501,
+# which the SDK raises as UnsupportedFeatureError. Any other unknown path is a plain 404.
+HOSTED_ONLY_ROUTES = tuple(
+    "/v2/control/" + name for name in (
+        "agents agents/heartbeat agents/register archive batch_insert checkpoint circuit_break "
+        "context/snapshot diagnose events/subscribe feedback handoff ingest/stats projects projects/agents "
+        "projects/agents/delete projects/agents/get projects/agents/list projects/agents/update projects/delete "
+        "projects/get projects/list projects/runs projects/runs/get projects/update prompt/activate prompt/diff "
+        "prompt/get prompt/optimize prompt/set prompt/versions reflect runs/link runs/unlink sessions/close "
+        "sessions/create sessions/get skills skills/activate skills/delete skills/diff skills/get skills/list "
+        "skills/optimize skills/update skills/versions strategies"
+    ).split()
+) + tuple(
+    "/v2/core/" + name for name in (
+        "acl/check acl/grant acl/revoke auth/users batch_insert insert lookup memory/watch pubsub/list "
+        "pubsub/subscribe pubsub/unsubscribe sdm/read sdm/write search session/create session/load "
+        "storage/compact storage/stats"
+    ).split()
+)
+SERVED = ("ingest, ingest/jobs, query, outcome, step_outcome, lessons, context, dereference, memory_health, "
+          "delete_run, lessons/delete and core/health")
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # NaN or infinity (JSON NaN, Infinity, 1e400) would poison credit sums: 400 instead.
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
 
 class IngestItem(_Request):
@@ -163,13 +192,63 @@ def _ok(payload: dict[str, Any]) -> JSONResponse:
     return JSONResponse(payload)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": message, "code": status})
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": message, "code": status}, headers=headers)
 
 
-def create_app(store: MemoryStore, api_key: str = "") -> FastAPI:
+class BodyLimit:
+    """Refuse a request body over `max_bytes` with 413, whether declared (Content-Length) or streamed.
+
+    The body is read (and, when too large, drained up to a bound) before answering, so that the client
+    gets the 413 instead of a connection reset while it is still sending.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        too_large = declared.isdigit() and int(declared) > self.max_bytes
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more and size <= 16 * self.max_bytes:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if not too_large and size <= self.max_bytes:
+                chunks.append(body)
+            more = message.get("more_body", False)
+        if too_large or size > self.max_bytes:
+            path = scope.get("path", "")
+            answer = _error(413, f"request body to {path} is over the engine's limit of {self.max_bytes} bytes")
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    delivered = False
+
+    async def replayed() -> Message:
+        nonlocal delivered
+        if delivered:
+            return await receive()  # then only the disconnect is left
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+def create_app(store: MemoryStore, api_key: str = "", max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     """Build the ASGI app over `store`. With a non-empty `api_key` every request needs that Bearer key."""
     app = FastAPI(title=ENGINE_NAME, docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     fusion_weights = {
         "lexical": store.weights.lexical,
         "credit": store.weights.credit,
@@ -192,6 +271,16 @@ def create_app(store: MemoryStore, api_key: str = "") -> FastAPI:
         where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
         message = first.get("msg", str(exc))
         return _error(400, f"invalid request to {request.url.path}: {where or 'body'}: {message}")
+
+    @app.exception_handler(HTTPException)
+    async def no_such_route(request: Request, exc: HTTPException) -> JSONResponse:
+        where = f"{request.method} {request.url.path}"
+        if exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            return _error(405, f"{where}: method not allowed (use {allowed})", {"Allow": allowed})
+        if exc.status_code == 404:
+            return _error(404, f"{where}: no such route (the {ENGINE_NAME} engine serves {SERVED})")
+        return _error(exc.status_code, f"{where}: {exc.detail}")
 
     @app.exception_handler(Exception)
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
@@ -292,13 +381,14 @@ def create_app(store: MemoryStore, api_key: str = "") -> FastAPI:
     async def delete_lesson(req: DeleteLessonRequest) -> JSONResponse:
         return _ok({"success": store.delete_lesson(req.lesson_id)})
 
-    @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
-    async def not_implemented(path: str, request: Request) -> JSONResponse:
+    async def not_implemented(request: Request) -> JSONResponse:
         return _error(
             501,
-            f"{request.method} /{path} is not implemented by the embedded {ENGINE_NAME} engine "
-            "(it serves ingest, ingest/jobs, query, outcome, step_outcome, lessons, context, dereference, "
-            "memory_health, delete_run, lessons/delete and core/health)",
+            f"{request.method} {request.url.path} is part of the hosted Mubit contract but not implemented by the "
+            f"embedded {ENGINE_NAME} engine (it serves {SERVED})",
         )
+
+    for path in HOSTED_ONLY_ROUTES:
+        app.add_api_route(path, not_implemented, methods=["GET", "POST"], include_in_schema=False)
 
     return app

@@ -8,6 +8,7 @@ type (traces, facts, ...) is visible only from the run that wrote it. Writes tha
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import sqlite3
@@ -164,6 +165,11 @@ def _metadata_flag(metadata_json: str, key: str) -> bool:
     return isinstance(metadata, dict) and metadata.get(key) is True
 
 
+def _require_finite(signal: float) -> None:
+    if not math.isfinite(float(signal)):
+        raise ValueError(f"signal must be a finite number, got {signal!r}")
+
+
 def query_words(text: str) -> list[str]:
     """The distinct words of a query, in order."""
     return list(dict.fromkeys(_TOKEN.findall(text.lower())))[:_MAX_QUERY_TOKENS]
@@ -189,6 +195,7 @@ class MemoryStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._repair_infinite_sums()
         # Corpus statistics for query pruning, dropped on every write that adds or removes text.
         self._doc_freq: dict[str, int] = {}
         self._entry_total: int | None = None
@@ -196,6 +203,16 @@ class MemoryStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def _repair_infinite_sums(self) -> None:
+        """Recompute signal sums made infinite by an engine that accepted `signal: Infinity` (before 400s),
+        from the finite outcomes that credited the entry: an infinite sum breaks every `explain` recall."""
+        with self._db:
+            self._db.execute(
+                "UPDATE entries SET signal_sum = (SELECT COALESCE(SUM(o.signal), 0) FROM outcomes o, "
+                "json_each(o.credited_json) c WHERE c.value = entries.entry_id AND abs(o.signal) <= 1e308) "
+                "WHERE abs(signal_sum) > 1e308"
+            )
 
     def _forget_corpus_stats(self) -> None:
         self._doc_freq.clear()
@@ -303,9 +320,10 @@ class MemoryStore:
         verified_in_production: bool = False,
         idempotency_key: str = "",
     ) -> dict[str, Any]:
-        """Credit the referenced entries (unknown ids are skipped); answer like `RecordOutcomeResponse`."""
-        targets = [] if reference_id in GLOBAL_REFERENCES else [reference_id]
-        targets += [entry_id for entry_id in entry_ids if entry_id and entry_id not in targets]
+        """Credit the referenced entries, each once (unknown ids are skipped); answer like `RecordOutcomeResponse`."""
+        _require_finite(signal)
+        named = ([] if reference_id in GLOBAL_REFERENCES else [reference_id]) + list(entry_ids)
+        targets = list(dict.fromkeys(entry_id for entry_id in named if entry_id))
         success_mass, failure_mass = soft_trial(signal)
         label = (outcome or "").strip().lower()
         with self._lock, self._db:
@@ -355,6 +373,7 @@ class MemoryStore:
         return credit_confidence(alpha, beta, self.weights)
 
     def record_step_outcome(self, payload: dict[str, Any]) -> dict[str, Any]:
+        _require_finite(payload.get("signal") or 0.0)
         step_outcome_id = f"step-{uuid.uuid4().hex[:16]}"
         with self._lock, self._db:
             self._db.execute(

@@ -237,6 +237,11 @@ class SqliteDatabase:
             app_id = probe.execute("PRAGMA application_id").fetchone()[0]
             version = probe.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
+            if is_transient(exc):  # SQLITE_BUSY / LOCKED: a database, held by someone else
+                raise StoreFileError(
+                    f"store file {self.path}: locked by another process that holds it exclusively ({exc}); "
+                    "try again when that process is done"
+                ) from exc
             raise StoreFileError(f"store file {self.path}: not a SQLite database ({exc})") from exc
         finally:
             probe.close()

@@ -17,6 +17,7 @@ from agentlightning.emitter.reward import find_final_reward
 from agentlightning.store.client_server import LightningStoreServer
 from agentlightning.types import Rollout
 
+from al_integration.store.guard import ReadOnlyGuard
 from al_integration.store.store import SqliteLightningStore
 
 PAGE = 500
@@ -87,5 +88,8 @@ async def export_jsonl(
 
 
 def dashboard_server(store: SqliteLightningStore, port: int) -> LightningStoreServer:
-    """agl's own HTTP server (and bundled dashboard at `/`) over the file, bound to 127.0.0.1 only."""
-    return LightningStoreServer(store, host="127.0.0.1", port=port, launch_mode="asyncio")
+    """agl's own HTTP server (and bundled dashboard at `/`) over the file, bound to 127.0.0.1 only; a request
+    that would write answers 403 JSON (`ReadOnlyGuard`)."""
+    server = LightningStoreServer(store, host="127.0.0.1", port=port, launch_mode="asyncio")
+    server.app.add_middleware(ReadOnlyGuard)
+    return server
