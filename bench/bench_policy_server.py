@@ -2,12 +2,11 @@
 
     python bench/bench_policy_server.py [--requests 32] [--concurrency 16]
 
-Builds the default policy first if it is not cached. Prints replies/s, generated tokens/s and how many
-rows each `generate` call served (the micro-batching at work).
+Builds the default policy first if it is not cached. Prints replies/s, generated tokens/s and the mean rows
+per decode step (the continuous batching at work).
 """
 
 import argparse
-import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -45,17 +44,16 @@ def main() -> None:
 
         ask(0)  # warm-up
         for workers in (1, args.concurrency):
-            calls_before = engine.generate_calls
-            sizes_before = len(engine.batch_sizes)
+            steps_before, rows_before = engine.decode_steps, engine.row_steps
             started = time.perf_counter()
             with ThreadPoolExecutor(workers) as pool:
                 tokens = sum(pool.map(ask, range(args.requests)))
             seconds = time.perf_counter() - started
-            sizes = engine.batch_sizes[sizes_before:]
+            steps = engine.decode_steps - steps_before
             print(
                 f"concurrency {workers:>2}: {args.requests / seconds:6.2f} replies/s, "
                 f"{tokens / seconds:7.0f} tokens/s, "
-                f"{engine.generate_calls - calls_before} generate calls (mean {statistics.fmean(sizes):.1f} rows)"
+                f"{steps} decode steps (mean {(engine.row_steps - rows_before) / steps:.1f} rows)"
             )
 
 
