@@ -152,7 +152,8 @@ class FeedbackGRPO(agl.Algorithm):
             **{f"reward/{k}": v for k, v in comps.items()}, **learn,
             "samples": len(samples), "rollouts": len(results), "response_tokens": response_tokens,
             "tokens_per_s": response_tokens / max(t1 - t0, 1e-9), "rollouts_per_s": len(results) / max(t1 - t0, 1e-9),
-            "step_seconds": t2 - t0, "elapsed_seconds": self.elapsed_before + time.monotonic() - started,
+            "step_seconds": t2 - t0, "rollout_seconds": t1 - t0, "update_seconds": t2 - t1,
+            "elapsed_seconds": self.elapsed_before + time.monotonic() - started,
         }
         self.metrics.append(record)
         self.progress.step(step, cfg.steps, f"reward {mean:+.3f}  loss {learn.get('loss', 0):+.3f}  "
