@@ -26,7 +26,7 @@ class DataSection(_Strict):
 
 
 class RolloutSection(_Strict):
-    n_runners: int = Field(4, ge=1, le=64)
+    n_runners: int = Field(32, ge=1, le=64)
     group_size: int = Field(4, ge=2)
     tasks_per_step: int = Field(8, ge=1)
     timeout_seconds: float = Field(300, gt=0)
