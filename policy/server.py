@@ -37,17 +37,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicLayer
-from transformers.utils import logging as hf_logging
+
+from policy.loading import PolicyLoadError, load_model, load_tokenizer
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 256
-
-
-class PolicyLoadError(ValueError):
-    """A model directory or weights file that cannot be used; the message names it and says why."""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -297,16 +294,10 @@ class PolicyEngine:
     @classmethod
     def from_pretrained(cls, path: str | Path, *, model_name: str | None = None, dtype: torch.dtype | None = None,
                         **kwargs) -> "PolicyEngine":
+        """Serve a model directory or a LoRA adapter directory (policy/loading.py)."""
         path = Path(path)
-        if not (path / "config.json").is_file():
-            raise PolicyLoadError(f"{path}: not a Hugging Face model directory (no config.json)")
-        hf_logging.disable_progress_bar()  # loading a small checkpoint needs no bar
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)
-        except (OSError, ValueError, KeyError) as e:
-            raise PolicyLoadError(f"{path}: cannot load the model: {str(e).splitlines()[0]}") from None
-        return cls(model, tokenizer, model_name=model_name or path.name, **kwargs)
+        model = load_model(path, dtype=dtype or torch.float32)
+        return cls(model, load_tokenizer(path), model_name=model_name or path.name, **kwargs)
 
     # -- prompts -----------------------------------------------------------------------------------------
 
@@ -421,18 +412,23 @@ class PolicyEngine:
 
     # -- weights -----------------------------------------------------------------------------------------
 
-    def load_weights(self, source: Mapping[str, torch.Tensor] | str | Path) -> int:
+    def load_weights(self, source: Mapping[str, torch.Tensor] | str | Path, *, partial: bool = False) -> int:
         """Swap in new weights (a state dict, a model directory, or a .safetensors / .pt file) once the rows in
-        flight are done (none joins meanwhile); returns the new weights version. The architecture must match."""
+        flight are done (none joins meanwhile); returns the new weights version. The architecture must match.
+        `partial`: the state holds only some of the model's tensors (a LoRA update sends only the adapters), each
+        of which must exist in the served model."""
         state = source if isinstance(source, Mapping) else _read_state_dict(Path(source))
         with self._swaps_lock:
             self._swaps_waiting += 1
         try:
             with self._lock:
                 try:
-                    self.model.load_state_dict(state, strict=True)
+                    result = self.model.load_state_dict(state, strict=not partial)
                 except RuntimeError as e:
                     raise PolicyLoadError(f"weights do not fit the served model: {str(e).splitlines()[0]}") from None
+                if result.unexpected_keys:
+                    unexpected = result.unexpected_keys[0]
+                    raise PolicyLoadError(f"weights do not fit the served model: unexpected {unexpected}")
                 self.weights_version += 1
                 return self.weights_version
         finally:
@@ -442,10 +438,7 @@ class PolicyEngine:
 
 def _read_state_dict(path: Path) -> Mapping[str, torch.Tensor]:
     if path.is_dir():
-        try:
-            return AutoModelForCausalLM.from_pretrained(path).state_dict()
-        except (OSError, ValueError) as e:
-            raise PolicyLoadError(f"{path}: cannot load weights: {str(e).splitlines()[0]}") from None
+        return load_model(path).state_dict()
     if not path.is_file():
         raise PolicyLoadError(f"{path}: no such weights file or model directory")
     if path.suffix == ".safetensors":

@@ -2,7 +2,7 @@
 
 1. a byte-level BPE tokenizer trained with `tokenizers` on the redacted train split, its references, the
    seed lessons and the prompt template, wrapped as a `transformers` fast tokenizer with a chat template;
-2. a small GPT-2-style `GPT2LMHeadModel` (size in configs/policy.yaml);
+2. a small GPT-2-style `GPT2LMHeadModel` (size in configs/policy_tiny.yaml);
 3. a supervised warm start on the train split's reference replies of ALL qualities, each conditioned on the
    agent's prompt format with lessons that explain it (a good reply with helpful lessons, an oversold one
    with "promise it is guaranteed", ...), loss on the reply tokens only, so the policy learns to follow
@@ -55,7 +55,7 @@ from policy.tiny_data import (
 from rewards import default_scorer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "policy.yaml"
+DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "policy_tiny.yaml"
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "policy"  # POLICY_CACHE_DIR overrides it
 RECIPE_VERSION = 2  # bump when the build recipe changes in a way the config does not show (2: governed text)
 

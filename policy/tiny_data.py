@@ -30,14 +30,14 @@ def governed_feedback(tasks) -> dict[str, tuple[str, str]]:
 
 
 class LessonPairing:
-    """Draws the lessons a warm-start prompt carries for a reference reply (rules in configs/policy.yaml)."""
+    """Draws the lessons a warm-start prompt carries for a reference reply (rules in configs/policy_tiny.yaml)."""
 
     def __init__(self, config, lessons: list[Lesson]):
         self.text = {lesson.id: lesson.text for lesson in lessons}
         known = set(self.text)
         for lesson_id in [*config.distractors, *(i for rule in config.rules for i in rule.lessons)]:
             if lesson_id not in known:
-                raise ValueError(f"configs/policy.yaml: lesson_pairing names unknown lesson id '{lesson_id}'")
+                raise ValueError(f"configs/policy_tiny.yaml: lesson_pairing names unknown lesson id '{lesson_id}'")
         self.config = config
 
     def draw(self, quality: str, sentiment: str, rng: random.Random) -> list[str]:
@@ -45,7 +45,7 @@ class LessonPairing:
             (r for r in self.config.rules if r.quality == quality and r.sentiment in (None, sentiment)), None
         )
         if rule is None:
-            raise ValueError(f"configs/policy.yaml: no lesson_pairing rule for quality '{quality}'")
+            raise ValueError(f"configs/policy_tiny.yaml: no lesson_pairing rule for quality '{quality}'")
         low, high = rule.count if isinstance(rule.count, list) else (rule.count, rule.count)
         chosen = rng.sample(rule.lessons, min(rng.randint(low, high), len(rule.lessons)))
         chosen += rng.sample(self.config.distractors, self.config.distractors_per_prompt)

@@ -12,7 +12,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from typer.testing import CliRunner
 
-from agents.prompt import build_messages
+from agents.prompt import SENTIMENT_PREFIX, build_messages
 from data import load_feedback, load_lessons
 from policy.tiny import (
     PolicyConfigError,
@@ -50,7 +50,8 @@ def test_prompt_has_task_lessons_sentiment_and_feedback():
     system, user = build_messages("  The sample is <PERSON_1>'s.  ", "negative", ["Be honest.", " ", "Cite  sources."])
     assert system["role"] == "system" and user == {"role": "user", "content": "The sample is <PERSON_1>'s."}
     lines = system["content"].splitlines()
-    assert lines[1:] == ["Lessons:", "- Be honest.", "- Cite sources.", "Sentiment: negative"]
+    assert "research team" in lines[0] and "No placeholders" in lines[1]  # who the model is, what a reply is
+    assert lines[2:] == ["Lessons:", "- Be honest.", "- Cite sources.", "Sentiment of the feedback: negative"]
     assert "Lessons:" not in build_messages("x", "neutral", [])[0]["content"]
     with pytest.raises(ValueError, match="sentiment_label"):
         build_messages("x", "angry", [])
@@ -86,7 +87,7 @@ def test_every_reference_is_paired_with_the_lessons_that_explain_it(examples, tr
         else:
             assert len(cause) == 1 and cause <= explaining[example.quality]
         if example.quality == "off_tone":
-            praise = example.messages[0]["content"].endswith("Sentiment: positive")
+            praise = example.messages[0]["content"].endswith(f"{SENTIMENT_PREFIX} positive")
             assert cause == {LESSONS["lesson-23" if praise else "lesson-17"]}
 
 

@@ -302,7 +302,7 @@ def test_server_binds_localhost_and_releases_its_port(engine):
 def test_cli_rejects_a_path_that_is_not_a_model(tmp_path):
     result = CliRunner().invoke(cli, ["--model", str(tmp_path)])
     assert result.exit_code == 2
-    assert "not a Hugging Face model directory" in result.output and "Traceback" not in result.output
+    assert "not a local Hugging Face model directory" in result.output and "Traceback" not in result.output
 
 
 def test_agl_tracer_records_the_token_ids_and_logprobs(client, engine):

@@ -1,8 +1,11 @@
 """Checkpoints that resume a run exactly: HF-format weights, optimizer, RNG states, step and config.
 
 Layout: `DIR/checkpoints/step-000010/{model/, optimizer.pt, rng.pt, state.json}` plus `DIR/checkpoints/latest`
-(the name of the newest complete checkpoint). Each checkpoint is written into a temporary folder and
-renamed into place, and `latest` is replaced atomically, so a crash mid-save never leaves a broken one.
+(the name of the newest complete checkpoint). Under LoRA the checkpoint also holds `adapter/` (peft's
+format: what a resume loads onto the base), and `model/` is the merged model (base + adapters folded in), a
+plain Hugging Face directory that transformers and vLLM load as it is. Each checkpoint is written into a
+temporary folder and renamed into place, and `latest` is replaced atomically, so a crash mid-save never
+leaves a broken one.
 
 Weights and optimizer state are stored whole (unsharded) and keyed by parameter name, through
 `torch.distributed.checkpoint.state_dict`: the same files come out of a plain model, DDP and FSDP, and load
@@ -77,8 +80,10 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(run_dir: Path, step: int, model, tokenizer, optimizer: torch.optim.Optimizer,
-                    config: dict[str, Any], metrics: dict[str, Any] | None = None, keep: int = 2) -> Path:
-    """Write checkpoint `step` and point `latest` at it; keep only the newest `keep` checkpoints."""
+                    config: dict[str, Any], metrics: dict[str, Any] | None = None, keep: int = 2,
+                    merged: torch.nn.Module | None = None) -> Path:
+    """Write checkpoint `step` and point `latest` at it; keep only the newest `keep` checkpoints. Under LoRA,
+    `merged` is the plain model to store as `model/` (rank 0), and the adapter goes to `adapter/`."""
     weights = full_state_dict(model, cpu=True)
     optimizer_state = get_optimizer_state_dict(model, optimizer,
                                                options=StateDictOptions(full_state_dict=True, cpu_offload=True))
@@ -91,9 +96,15 @@ def save_checkpoint(run_dir: Path, step: int, model, tokenizer, optimizer: torch
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     unwrapped = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
-    unwrapped.save_pretrained(tmp / "model", state_dict=weights, safe_serialization=True)
+    if merged is not None:  # LoRA: the adapter for resuming, the merged model for everyone else
+        unwrapped.save_pretrained(tmp / "adapter", state_dict=weights, safe_serialization=True)
+        merged.save_pretrained(tmp / "model", safe_serialization=True)
+    else:
+        unwrapped.save_pretrained(tmp / "model", state_dict=weights, safe_serialization=True)
     if tokenizer is not None:
-        tokenizer.save_pretrained(tmp / "model")
+        for folder in ("model", "adapter"):
+            if (tmp / folder).is_dir():
+                tokenizer.save_pretrained(tmp / folder)
     torch.save(optimizer_state, tmp / "optimizer.pt")
     torch.save(rng_state(), tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({"step": step, "config": config, "metrics": metrics or {}}, indent=2))

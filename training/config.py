@@ -5,6 +5,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from common.config_files import load_yaml_model
+from policy.loading import PolicyName
+from policy.lora import LoraSettings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUN_CONFIG = REPO_ROOT / "configs" / "oneclick.yaml"
@@ -15,8 +17,13 @@ class _Strict(BaseModel):
 
 
 class PolicySection(_Strict):
-    build_config: Path = Path("configs/policy.yaml")
+    """Which weights a run starts from: a built-in policy (`name`) or any local HF causal LM / LoRA adapter
+    directory (`model`, which wins). policy/loading.py resolves them."""
+
+    name: PolicyName = "smollm2"  # smollm2: the pretrained chat model (default); tiny: the scratch GPT-2
     model: Path | None = None
+    tiny_config: Path = Path("configs/policy_tiny.yaml")
+    smollm2_config: Path = Path("configs/policy_smollm2.yaml")
 
 
 class DataSection(_Strict):
@@ -60,6 +67,7 @@ class DistributedSection(_Strict):
 
 
 class SmokeSection(_Strict):
+    policy: PolicyName = "tiny"
     steps: int = 2
     val_every: int = 2
     checkpoint_every: int = 1
@@ -78,6 +86,7 @@ class RunConfig(_Strict):
     sampling: SamplingSection = SamplingSection()
     val_seed: int = 1234
     grpo: GRPOSection = GRPOSection()
+    lora: LoraSettings = LoraSettings()
     steps: int = Field(30, ge=0)
     val_every: int = Field(10, ge=1)
     checkpoint_every: int = Field(10, ge=1)
@@ -94,6 +103,7 @@ class RunConfig(_Strict):
                                                          "group_size": s.group_size, "n_runners": s.n_runners}),
             "data": self.data.model_copy(update={"val_limit": s.val_limit}),
             "sampling": self.sampling.model_copy(update={"max_tokens": s.max_tokens}),
+            "policy": self.policy.model_copy(update={"name": s.policy}),
         })
 
     def resolve(self, path: Path) -> Path:

@@ -16,6 +16,7 @@ shard of it, and `loss_scale` makes the wrapper's gradient average equal the sin
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -131,14 +132,19 @@ class GRPOLearner:
     """Owns the policy's optimizer and applies one GRPO update per call to `step`."""
 
     def __init__(self, model: nn.Module, ref_model: nn.Module | None, config: GRPOConfig, pad_token_id: int,
-                 device: torch.device | str = "cpu", autocast_dtype: torch.dtype | None = None):
+                 device: torch.device | str = "cpu", autocast_dtype: torch.dtype | None = None,
+                 reference_mode: Callable[[], contextlib.AbstractContextManager] | None = None):
+        """`ref_model`: the KL reference as a separate model (full fine-tuning); or `reference_mode`: a context
+        in which `model` itself computes the reference (LoRA: the base with its adapters disabled)."""
         self.model = model  # may be wrapped in DistributedDataParallel or sharded by FSDP
         self.ref_model = ref_model
+        self.reference_mode = reference_mode
         self.config = config
         self.pad_token_id = pad_token_id
         self.device = torch.device(device)
         self.autocast_dtype = autocast_dtype  # bf16 on GPUs that support it; logprobs are still taken in fp32
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        trainable = [p for p in model.parameters() if p.requires_grad]  # the adapters alone under LoRA
+        self.optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
         if ref_model is not None:
             ref_model.requires_grad_(False).eval()
 
@@ -174,11 +180,7 @@ class GRPOLearner:
                 with autocast:
                     new_logp, mask = response_logprobs(self.model, batch, cfg.temperature, self.pad_token_id,
                                                        self.device)
-                    ref_logp = None
-                    if self.ref_model is not None and cfg.kl_coef > 0:
-                        with torch.no_grad():
-                            ref_logp, _ = response_logprobs(self.ref_model, batch, cfg.temperature,
-                                                            self.pad_token_id, self.device)
+                    ref_logp = self._reference_logprobs(batch) if cfg.kl_coef > 0 else None
                 old_logp = self._behaviour_logprobs(batch, new_logp)
                 loss, stats = grpo_loss(new_logp, old_logp, ref_logp, advantages[idx].to(self.device), mask,
                                         cfg.clip_eps, cfg.kl_coef)
@@ -200,6 +202,17 @@ class GRPOLearner:
             "adv_abs_mean": float(advantages.abs().mean()) if len(samples) else 0.0,
             "response_tokens": tokens,
         }
+
+    @torch.no_grad()
+    def _reference_logprobs(self, batch: list[Sample]) -> torch.Tensor | None:
+        if self.reference_mode is not None:
+            with self.reference_mode():
+                return response_logprobs(self.model, batch, self.config.temperature, self.pad_token_id,
+                                         self.device)[0]
+        if self.ref_model is not None:
+            return response_logprobs(self.ref_model, batch, self.config.temperature, self.pad_token_id,
+                                     self.device)[0]
+        return None
 
     @staticmethod
     def _behaviour_logprobs(batch: list[Sample], new_logp: torch.Tensor) -> torch.Tensor:

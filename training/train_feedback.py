@@ -27,10 +27,12 @@ from typing import Annotated, Any
 import typer
 
 from data import SPLITS, DatasetError, load_feedback
+from policy.loading import PolicyLoadError, PolicyName, check_policy_dir
 from training.config import RunConfig, RunConfigError, load_run_config
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 logger = logging.getLogger("training")
+PolicyChoice = PolicyName  # typer shows the Literal's values as the option's choices
 
 
 class UserError(Exception):
@@ -89,29 +91,28 @@ def _governed_tasks(source: str, limit: int | None) -> tuple[list[dict], dict[st
 
 @dataclass
 class Policy:
-    path: Path | None  # a local HF model directory (None: an external endpoint)
     endpoint: str
     model_name: str
     engine: Any = None  # the in-process PolicyEngine, when we serve the model ourselves
 
 
 @contextmanager
-def _serve_policy(path: Path, device: Any = "cpu", dtype: Any = None, host: str = "127.0.0.1"):
-    from policy.server import PolicyEngine, PolicyServer
+def _serve_policy(engine, host: str = "127.0.0.1"):
+    """Serve `engine` (a policy.server.PolicyEngine) over HTTP for the runners, on `host`, a free port."""
+    from policy.server import PolicyServer
 
-    engine = PolicyEngine.from_pretrained(path, model_name="policy", device=device, dtype=dtype)
     with PolicyServer(engine, host=host) as server:
-        yield Policy(path, server.endpoint, engine.model_name, engine)
+        yield Policy(server.endpoint, engine.model_name, engine)
 
 
 def _policy_path(cfg: RunConfig, model: Path | None) -> Path:
-    if model is not None:
-        return model
-    if cfg.policy.model is not None:
-        return cfg.resolve(cfg.policy.model)
-    from policy.tiny import ensure_default_policy
+    """The directory the run starts from (`--model`, `policy.model`, or the built-in `policy.name`)."""
+    from policy.loading import resolve_policy_dir
 
-    return ensure_default_policy(cfg.resolve(cfg.policy.build_config))
+    p = cfg.policy
+    chosen = model if model is not None else (cfg.resolve(p.model) if p.model is not None else None)
+    return resolve_policy_dir(p.name, chosen, tiny_config=cfg.resolve(p.tiny_config),
+                              smollm2_config=cfg.resolve(p.smollm2_config))
 
 
 @contextmanager
@@ -158,6 +159,8 @@ def evaluate(
     = None,
     output_dir: Annotated[Path | None, typer.Option(help="Default runs/<timestamp>.")] = None,
     config: Annotated[Path | None, typer.Option(help="Run config YAML (default configs/oneclick.yaml).")] = None,
+    policy: Annotated[PolicyChoice | None, typer.Option(help="The built-in policy to evaluate (default: the "
+                                                        "config's policy.name).")] = None,
 ) -> None:
     """Run the agent over a split with a real agl Trainer and write store.db, mubit.db, summary.json, report.md."""
     _setup_logging()
@@ -166,12 +169,14 @@ def evaluate(
         if llm_endpoint is not None and not model:
             raise UserError("--llm-endpoint needs --model NAME (the model the endpoint serves)")
         model_path = Path(model) if model and llm_endpoint is None else None
-        if model_path is not None and not (model_path / "config.json").is_file():
-            raise UserError(f"{model_path}: not a local Hugging Face model directory (no config.json)")
+        if model_path is not None:
+            check_policy_dir(model_path)
+        if policy is not None:
+            cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"name": policy})})
         tasks, decisions = _governed_tasks(split, limit)
         if not tasks:
             raise UserError(f"{split}: no task that governance lets through to the agent")
-    except (UserError, RunConfigError, DatasetError) as e:
+    except (UserError, RunConfigError, DatasetError, PolicyLoadError) as e:
         _fail(str(e))
     run_dir = _run_dir(output_dir)
     started = time.monotonic()
@@ -203,7 +208,10 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
         if llm_endpoint is not None:
             policy_cm = _external(llm_endpoint, model_name)
         else:
-            policy_cm = _serve_policy(_policy_path(cfg, model_path))
+            from policy.server import PolicyEngine
+
+            model_path = _policy_path(cfg, model_path).resolve()
+            policy_cm = _serve_policy(PolicyEngine.from_pretrained(model_path, model_name="policy"))
         with policy_cm as policy:
             rollout_config = agl.RolloutConfig(timeout_seconds=cfg.rollouts.timeout_seconds,
                                                max_attempts=cfg.rollouts.max_attempts)
@@ -217,7 +225,7 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
     mean, std, comps = summarize_rewards(results)
     summary = {"split": split, "n": len(results), "reward_mean": mean, "reward_std": std,
                "reward_by_component": comps, "decisions": val.decisions, "answered": val.answered,
-               "model": str(model_path or model_name or "default-policy"), "mubit_outages": report.outage_total,
+               "model": str(model_path) if model_path is not None else model_name, "mubit_outages": report.outage_total,
                "wall_seconds": round(time.monotonic() - started, 1)}
     write_json_atomic(run_dir / "summary.json", summary)
     write_report(run_dir / "report.md", f"Evaluation on {split}", summary, None, val,
@@ -227,7 +235,7 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
 
 @contextmanager
 def _external(endpoint: str, model_name: str):
-    yield Policy(None, endpoint, model_name)
+    yield Policy(endpoint, model_name)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -239,7 +247,11 @@ def oneclick(
     resume: Annotated[Path | None, typer.Option(help="Continue the run in DIR from its last checkpoint.")] = None,
     seed: Annotated[int | None, typer.Option(help="Overrides the config's seed.")] = None,
     smoke: Annotated[bool, typer.Option(help="A minimal run (few tasks, 2 steps), as CI runs it.")] = False,
-    model: Annotated[Path | None, typer.Option(help="A local HF causal LM instead of the default policy.")] = None,
+    model: Annotated[Path | None, typer.Option(help="A local HF causal LM (or a LoRA adapter directory) instead "
+                                               "of the built-in policy.")] = None,
+    policy: Annotated[PolicyChoice | None, typer.Option(help="The built-in policy: smollm2 (the pretrained chat "
+                                                        "model, default) or tiny (the scratch GPT-2 of --smoke).")]
+    = None,
     mode: Annotated[str, typer.Option(help="cpu (one process) or distributed (torchrun, a process per device).")]
     = "cpu",
     nproc: Annotated[int | None, typer.Option(min=1, help="distributed: processes on this host (default: one per "
@@ -270,19 +282,21 @@ def oneclick(
             updates["steps"] = steps
         if seed is not None:
             updates["seed"] = seed
+        if policy is not None:
+            updates["policy"] = cfg.policy.model_copy(update={"name": policy})
         cfg = cfg.model_copy(update=updates)
         if ckpt is not None and ckpt.step > cfg.steps:
             raise UserError(f"{resume}: checkpoint is at step {ckpt.step}, past --steps {cfg.steps}")
-        if model is not None and not (model / "config.json").is_file():
-            raise UserError(f"{model}: not a local Hugging Face model directory (no config.json)")
+        if model is not None:
+            check_policy_dir(model)
         if mode == "distributed" and not worker:  # a bad data file fails here, once, not in every rank
             for source in (cfg.data.train, cfg.data.val):
                 list(load_feedback(source))
-    except (UserError, RunConfigError, DatasetError, DistributedSetupError) as e:
+    except (UserError, RunConfigError, DatasetError, DistributedSetupError, PolicyLoadError) as e:
         _fail(str(e))
     if mode == "distributed" and not worker:
         _policy_path(cfg, model)  # builds the default policy once, before N processes look for it
-        argv = _worker_argv(run_dir, resume is not None, steps, config, seed, smoke, model, device, fsdp)
+        argv = _worker_argv(run_dir, resume is not None, steps, config, seed, smoke, model, policy, device, fsdp)
         from training.distributed import launch
 
         code = launch(argv, nproc)
@@ -328,11 +342,12 @@ def oneclick(
 
 
 def _worker_argv(run_dir: Path, resume: bool, steps: int | None, config: Path | None, seed: int | None, smoke: bool,
-                 model: Path | None, device: str, fsdp: bool) -> list[str]:
+                 model: Path | None, policy: str | None, device: str, fsdp: bool) -> list[str]:
     """The command line each torchrun worker runs: this one, with the run directory fixed for every rank."""
     argv = ["oneclick", "--mode", "distributed", "--device", device, "--resume" if resume else "--output-dir",
             str(run_dir)]
-    for flag, value in (("--steps", steps), ("--config", config), ("--seed", seed), ("--model", model)):
+    for flag, value in (("--steps", steps), ("--config", config), ("--seed", seed), ("--model", model),
+                        ("--policy", policy)):
         if value is not None:
             argv += [flag, str(value)]
     return argv + ["--smoke"] * smoke + ["--fsdp"] * fsdp
@@ -368,40 +383,45 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
            val_tasks: list[dict], ctx=None, fsdp: bool = False) -> dict | None:
     """Train alone (`ctx` None) or as one rank of the distributed learner. Returns the summary on the process
     that ran the algorithm, None on the other ranks."""
+    import copy
     import random
 
     import numpy as np
     import torch
     import torch.distributed as dist
-    from safetensors.torch import load_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from training.checkpoint import restore_training_state, weights_sha256
+    from policy.loading import adapter_base, is_adapter_dir, load_model, load_tokenizer
+    from policy.lora import is_lora, reference_mode
+    from policy.server import PolicyEngine
+    from training.checkpoint import restore_training_state
     from training.distributed import DistributedPolicyUpdate, bf16_autocast, wrap_model
     from training.grpo import GRPOConfig, GRPOLearner
-    from training.policy_update import PolicyUpdate
+    from training.policy_update import PolicyUpdate, start_fingerprint
 
     wall_started = time.monotonic()
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(cfg.seed)  # also seeds the adapters' initialisation
     device = ctx.device if ctx is not None else torch.device("cpu")
     base_path = _policy_path_once(cfg, model, ctx)
-    start_path = ckpt.model_dir if ckpt is not None else base_path
-    tokenizer = AutoTokenizer.from_pretrained(start_path)
-    policy_model = AutoModelForCausalLM.from_pretrained(start_path)
-    saved_keys = list(load_file(start_path / "model.safetensors")) if (start_path / "model.safetensors").exists() \
-        else None
-    start_sha = weights_sha256(policy_model.state_dict(), saved_keys)
-    reference = None
-    if cfg.grpo.kl_coef > 0:  # the warm start
-        reference = AutoModelForCausalLM.from_pretrained(base_path).to(device)
+    tokenizer = load_tokenizer(base_path)
+    policy_model = _learner_model(cfg, base_path, ckpt)
+    lora = is_lora(policy_model)
+    start_dir = ckpt.model_dir if ckpt is not None else (base_path if not is_adapter_dir(base_path)
+                                                         else adapter_base(base_path))
+    start_sha = start_fingerprint(policy_model, start_dir / "model.safetensors")
     autocast = bf16_autocast(device)
+    replica = copy.deepcopy(policy_model).to(device=device, dtype=autocast)  # the policy server's own copy
+    reference = None
+    if cfg.grpo.kl_coef > 0 and not lora:  # full fine-tuning: the starting weights, as a second model
+        reference = load_model(base_path).to(device)
+    learner_model = wrap_model(policy_model, ctx, fsdp) if ctx is not None else policy_model
     learner = GRPOLearner(
-        wrap_model(policy_model, ctx, fsdp) if ctx is not None else policy_model, reference,
+        learner_model, reference,
         GRPOConfig(**cfg.grpo.model_dump()),  # temperature 1: the server reports raw logprobs, as vLLM does
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
         device=device, autocast_dtype=autocast,
+        reference_mode=(lambda: reference_mode(learner_model)) if lora else None,  # LoRA: the base itself
     )
     start_step, elapsed_before = 0, 0.0
     if ckpt is not None:
@@ -409,7 +429,7 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
         start_step, elapsed_before = ckpt.step, float(ckpt.metrics.get("elapsed_seconds", 0.0))
         logger.info("resuming %s from step %d", run_dir, start_step)
     host = cfg.distributed.policy_host if ctx is not None else "127.0.0.1"
-    with _serve_policy(start_path, device, autocast, host) as policy:
+    with _serve_policy(PolicyEngine(replica, tokenizer, model_name="policy", device=device), host) as policy:
         update = PolicyUpdate(learner, policy.engine, tokenizer, run_dir, cfg.model_dump(mode="json"))
         endpoints = [policy.endpoint]
         if ctx is not None:
@@ -429,10 +449,37 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, model: Path | None, train_tasks:
 
     records = MetricsLog(run_dir / "metrics.jsonl").records()
     summary = _summary(cfg, records, algo, outages, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
-    summary.update({"model": str(base_path), "resumed_from_step": start_step if ckpt is not None else None,
-                    "start_weights_sha256": start_sha})
+    summary.update({"model": str(base_path.resolve()), "policy": cfg.policy.name if cfg.policy.model is None and
+                    model is None else None, "adapter": _adapter_summary(cfg, run_dir) if lora else None,
+                    "resumed_from_step": start_step if ckpt is not None else None, "start_weights_sha256": start_sha})
     _write_outputs(run_dir, records, algo, summary)
     return summary
+
+
+def _learner_model(cfg: RunConfig, base_path: Path, ckpt):
+    """What the learner trains: the base with LoRA adapters (fresh, or the checkpoint's), or, with
+    `lora.enabled: false`, all the weights (of the checkpoint when resuming)."""
+    from policy.loading import is_adapter_dir, load_model
+    from policy.lora import add_lora, load_adapter
+
+    if not cfg.lora.enabled:
+        model = load_model(ckpt.model_dir if ckpt is not None else base_path)
+        return model.merge_and_unload() if is_adapter_dir(base_path) and ckpt is None else model
+    if is_adapter_dir(base_path):  # continue training a saved adapter
+        model = load_model(base_path, trainable=True)
+    else:
+        model = add_lora(load_model(base_path), cfg.lora)
+    if ckpt is not None:
+        load_adapter(model, ckpt.path / "adapter")
+    return model
+
+
+def _adapter_summary(cfg: RunConfig, run_dir: Path) -> dict:
+    """Where the run's adapter is and how it was configured, so a user can tell which weights a run used."""
+    pointer = run_dir / "checkpoints" / "latest"
+    latest = run_dir / "checkpoints" / pointer.read_text().strip() if pointer.is_file() else None
+    return {**cfg.lora.model_dump(mode="json"), "path": str(latest / "adapter") if latest else None,
+            "merged": str(latest / "model") if latest else None}
 
 
 def _run_algorithm(cfg: RunConfig, run_dir: Path, update, endpoints: list[str], model_name: str,
