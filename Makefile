@@ -27,6 +27,7 @@ lint: setup
 	$(BIN)/ruff check .
 
 bench: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[bench]'
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # Refresh constraints.txt from the current environment after a deliberate dependency change.

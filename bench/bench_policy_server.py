@@ -2,8 +2,8 @@
 
     python bench/bench_policy_server.py [--requests 32] [--concurrency 16]
 
-Builds the default policy first if it is not cached. Prints replies/s, generated tokens/s and how many
-rows each `generate` call served (the micro-batching at work).
+Builds the default policy first if it is not cached. Prints replies/s, generated tokens/s and the mean rows
+per decode step (the continuous batching at work).
 """
 
 import argparse
@@ -44,16 +44,16 @@ def main() -> None:
 
         ask(0)  # warm-up
         for workers in (1, args.concurrency):
-            calls_before, rows_before = engine.generate_calls, engine.rows_generated
+            steps_before, rows_before = engine.decode_steps, engine.row_steps
             started = time.perf_counter()
             with ThreadPoolExecutor(workers) as pool:
                 tokens = sum(pool.map(ask, range(args.requests)))
             seconds = time.perf_counter() - started
-            calls, rows = engine.generate_calls - calls_before, engine.rows_generated - rows_before
+            steps = engine.decode_steps - steps_before
             print(
                 f"concurrency {workers:>2}: {args.requests / seconds:6.2f} replies/s, "
                 f"{tokens / seconds:7.0f} tokens/s, "
-                f"{calls} generate calls (mean {rows / max(calls, 1):.1f} rows)"
+                f"{steps} decode steps (mean {(engine.row_steps - rows_before) / steps:.1f} rows)"
             )
 
 

@@ -34,14 +34,18 @@ class LoraSettings(BaseModel):
     target_modules: Literal["all-linear"] | list[str]
 
 
-def add_lora(model: nn.Module, settings: LoraSettings) -> PeftModel:
-    """Freeze `model` and wrap it with fresh adapters (B = 0: the wrapped model computes exactly the base)."""
+def lora_config(model: nn.Module, settings: LoraSettings) -> LoraConfig:
+    """peft's config for `settings` on `model` (also what bench/bench_vs_trl.py gives TRL)."""
     from transformers.pytorch_utils import Conv1D
 
-    config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
-                        target_modules=settings.target_modules, bias="none", task_type="CAUSAL_LM",
-                        fan_in_fan_out=any(isinstance(m, Conv1D) for m in model.modules()))  # GPT-2's layers
-    return get_peft_model(model, config)
+    return LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+                      target_modules=settings.target_modules, bias="none", task_type="CAUSAL_LM",
+                      fan_in_fan_out=any(isinstance(m, Conv1D) for m in model.modules()))  # GPT-2's layers
+
+
+def add_lora(model: nn.Module, settings: LoraSettings) -> PeftModel:
+    """Freeze `model` and wrap it with fresh adapters (B = 0: the wrapped model computes exactly the base)."""
+    return get_peft_model(model, lora_config(model, settings))
 
 
 def is_lora(model: nn.Module) -> bool:

@@ -7,11 +7,12 @@
 `choices[0].token_ids` and `choices[0].logprobs.content` onto the `openai.chat.completion` span, so
 `TracerTraceToTriplet` yields token-level triplets without vLLM (docs/policy_server.md).
 
-Requests that arrive within a short window are micro-batched into ONE `model.generate` call (left padding).
-Each row keeps its own sampling parameters and its own seeded generator: a per-row logits processor does
-the sampling and `generate` itself runs greedily over the one token the processor leaves. Logprobs are of
-the model's raw distribution (temperature 1, no top-p), as vLLM reports by default. `load_weights` swaps
-new weights in between two batches. Binds 127.0.0.1 unless told otherwise.
+Continuous batching: requests that arrive within a short window start decoding together (left padding), rows
+of later requests join the running batch between two decode steps and finished rows leave it, so the batch
+stays full while clients come and go. Each row keeps its own sampling parameters and its own seeded random
+stream; the batch is sampled in one pass (`sample_next`). Logprobs are of the model's raw distribution
+(temperature 1, no top-p), as vLLM reports by default. `load_weights` swaps new weights in once the rows in
+flight are done. Binds 127.0.0.1 unless told otherwise.
 """
 
 import asyncio
@@ -36,13 +37,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from transformers import (
-    GenerationConfig,
-    LogitsProcessor,
-    LogitsProcessorList,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.cache_utils import Cache, DynamicLayer
 
 from common.cli import OneLineErrorsCommand
 from policy.loading import PolicyLoadError, load_model, load_tokenizer
@@ -53,7 +49,7 @@ DEFAULT_MAX_TOKENS = 256
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The engine: micro-batched sampling with per-row parameters
+# The engine: continuous batching with per-row sampling parameters
 
 
 @dataclass(frozen=True)
@@ -76,58 +72,186 @@ class Sample:
     finish_reason: Literal["stop", "length"]
 
 
-class RowSampler(LogitsProcessor):
-    """Samples the next token of every row with that row's temperature, top-p and generator, records the
-    raw logprobs, and returns scores that leave only the chosen token (so greedy `generate` picks it). A row
-    past its own `max_tokens` is given the end token, which ends it inside the shared `generate` call."""
+class GrowingLayer(DynamicLayer):
+    """One layer's KV cache that appends into spare room. HF's `DynamicLayer` re-allocates and copies the whole
+    cache for every new token, which on a CPU is a large share of a decode step; this one doubles its buffer when
+    it is full and hands out views. The row operations are what the decode loop needs."""
 
-    def __init__(self, rows: list[SamplingRow], prompt_len: int, stop_id: int, engine_rng: random.Random):
-        self.prompt_len = prompt_len
-        self.stop_id = stop_id
-        self.temperature = torch.tensor([r.temperature for r in rows], dtype=torch.float32)
-        self.top_p = torch.tensor([r.top_p for r in rows], dtype=torch.float32)
-        self.max_tokens = torch.tensor([r.max_tokens for r in rows])
-        self.generators = [
-            torch.Generator().manual_seed(r.seed if r.seed is not None else engine_rng.getrandbits(63)) for r in rows
-        ]
-        self.k = max(r.top_logprobs for r in rows)
-        self.chosen: list[torch.Tensor] = []
-        self.logprobs: list[torch.Tensor] = []
-        self.top: list[tuple[torch.Tensor, torch.Tensor]] = []
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        super().lazy_initialization(key_states, value_states)
+        self.buffers: tuple[torch.Tensor, torch.Tensor] | None = None
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        step = input_ids.shape[1] - self.prompt_len
-        device = scores.device  # sampling runs on the CPU: the rows' seeded generators live there
-        scores = scores.float().cpu()
-        logprobs = torch.log_softmax(scores, dim=-1)
-        probs = torch.softmax(scores / self.temperature.clamp_min(1e-6)[:, None], dim=-1)
-        sorted_probs, order = probs.sort(dim=-1, descending=True)
-        outside_top_p = sorted_probs.cumsum(-1) - sorted_probs > self.top_p[:, None]
-        sorted_probs = sorted_probs.masked_fill(outside_top_p, 0.0)
-        chosen = torch.empty(len(self.generators), dtype=torch.long)
-        for i, generator in enumerate(self.generators):
-            if self.temperature[i] == 0:
-                chosen[i] = order[i, 0]
-            else:
-                chosen[i] = order[i, torch.multinomial(sorted_probs[i], 1, generator=generator)]
-        chosen[step >= self.max_tokens] = self.stop_id
-        self.chosen.append(chosen)
-        self.logprobs.append(logprobs.gather(1, chosen[:, None]).squeeze(1))
-        if self.k:
-            self.top.append(logprobs.topk(self.k, dim=-1))
-        only_chosen = torch.full_like(scores, float("-inf"))
-        only_chosen[torch.arange(len(chosen)), chosen] = 0.0
-        return only_chosen.to(device)
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        length, end = self.get_seq_length(), self.get_seq_length() + key_states.shape[-2]
+        if self.buffers is None or end > self.buffers[0].shape[-2]:
+            room = max(2 * end, 64)
+            self.buffers = tuple(self._moved(old, new, length, room)
+                                 for old, new in ((self.keys, key_states), (self.values, value_states)))
+        keys, values = self.buffers
+        keys[..., length:end, :] = key_states
+        values[..., length:end, :] = value_states
+        self.keys, self.values = keys[..., :end, :], values[..., :end, :]
+        return self.keys, self.values
+
+    @staticmethod
+    def _moved(old: torch.Tensor, new: torch.Tensor, length: int, room: int) -> torch.Tensor:
+        buffer = new.new_empty((*new.shape[:-2], room, new.shape[-1]))
+        if length:
+            buffer[..., :length, :] = old
+        return buffer
+
+    def set(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+        self.keys, self.values, self.buffers = keys, values, None
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        if self.get_seq_length() > 0:
+            self.set(self.keys[indices], self.values[indices])
+
+
+def _padded_left(t: torch.Tensor, width: int, dim: int) -> torch.Tensor:
+    missing = width - t.shape[dim]
+    if missing == 0:
+        return t
+    shape = list(t.shape)
+    shape[dim] = missing
+    return torch.cat([t.new_zeros(shape), t], dim=dim)
+
+
+@dataclass
+class _Row:
+    """One row being sampled: its request, its random stream and what it has produced so far."""
+
+    spec: SamplingRow
+    pending: "_Pending"
+    index: int  # its place among the request's rows
+    stream: random.Random
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    top: list[list[tuple[int, float]]] = field(default_factory=list)
+    finish: Literal["stop", "length"] | None = None
+
+    def sample(self) -> Sample:
+        return Sample(self.token_ids, self.logprobs, self.top, self.finish or "length")
 
 
 @dataclass
 class _Pending:
     rows: list[SamplingRow]
     future: Future = field(default_factory=Future)
+    samples: list[Sample | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.samples = [None] * len(self.rows)
+
+    def done(self, row: _Row) -> None:
+        self.samples[row.index] = row.sample()
+        if all(s is not None for s in self.samples) and not self.future.done():
+            self.future.set_result(self.samples)
+
+
+def sample_next(logits: torch.Tensor, rows: list[_Row]) -> tuple[torch.Tensor, torch.Tensor, Any]:
+    """The next token of every row, with that row's temperature, top-p and random stream; the raw (temperature 1)
+    logprob of each chosen token; the top alternatives when some row asks for them.
+
+    Batched inverse-CDF sampling: one uniform draw per row from its own stream, then one `searchsorted` over the
+    batch; the vocabulary is sorted only when some row samples with top-p < 1."""
+    scores = logits.float().cpu()  # sampling runs on the CPU, where the rows' random streams live
+    logprobs = torch.log_softmax(scores, dim=-1)
+    greedy = torch.tensor([r.spec.temperature == 0 for r in rows])
+    temperature = torch.tensor([r.spec.temperature or 1.0 for r in rows])[:, None]
+    probs = torch.softmax(scores / temperature, dim=-1)
+    order = None
+    if any(r.spec.top_p < 1 and r.spec.temperature > 0 for r in rows):
+        top_p = torch.tensor([r.spec.top_p for r in rows])[:, None]
+        probs, order = probs.sort(dim=-1, descending=True)  # keep the most likely tokens up to top_p (at least one)
+        probs = probs.masked_fill(probs.cumsum(-1) - probs > top_p, 0.0)
+    cdf = probs.cumsum(-1)
+    draws = torch.tensor([r.stream.random() for r in rows])[:, None] * cdf[:, -1:]
+    picked = torch.searchsorted(cdf, draws, right=True).clamp_max(cdf.shape[-1] - 1)
+    chosen = (picked if order is None else order.gather(1, picked)).squeeze(1)
+    chosen = torch.where(greedy, scores.argmax(dim=-1), chosen)
+    k = max(r.spec.top_logprobs for r in rows)
+    return chosen, logprobs.gather(1, chosen[:, None]).squeeze(1), logprobs.topk(k, dim=-1) if k else None
+
+
+class _Batch:
+    """Rows decoding together: one left-padded KV cache, its attention mask, and each row's last sampled token
+    (fed at the next step). Rows join (`merge`) and finished rows leave (`compact`) between two steps."""
+
+    def __init__(self, engine: "PolicyEngine", rows: list[_Row]):
+        self.engine, self.rows = engine, rows
+        width = max(len(r.spec.prompt_ids) for r in rows)
+        ids = torch.full((len(rows), width), engine.pad_id, dtype=torch.long)
+        self.mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, width - len(row.spec.prompt_ids) :] = torch.tensor(row.spec.prompt_ids)
+            self.mask[i, width - len(row.spec.prompt_ids) :] = 1
+        positions = (self.mask.cumsum(-1) - 1).clamp_min(0)
+        self.cache = Cache(layer_class_to_replicate=GrowingLayer)
+        self._forward(ids, positions, logits_to_keep=1)
+
+    @property
+    def finished(self) -> bool:
+        return all(r.finish for r in self.rows)
+
+    def step(self) -> None:
+        positions = self.mask.sum(-1, keepdim=True)  # real tokens before the one fed now
+        self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], dim=1)
+        self._forward(self.next_ids[:, None], positions)
+
+    def _forward(self, ids: torch.Tensor, positions: torch.Tensor, **kwargs: Any) -> None:
+        device = self.engine.model.device
+        out = self.engine.model(input_ids=ids.to(device), attention_mask=self.mask.to(device),
+                                position_ids=positions.to(device), cache=self.cache, use_cache=True, **kwargs)
+        chosen, logprobs, top = sample_next(out.logits[:, -1], self.rows)
+        self.next_ids = chosen
+        stop_ids = self.engine.stop_ids
+        for i, (row, token, logprob) in enumerate(zip(self.rows, chosen.tolist(), logprobs.tolist(), strict=True)):
+            if row.finish:
+                continue
+            row.token_ids.append(token)
+            row.logprobs.append(logprob)
+            if row.spec.top_logprobs:
+                values, indices = top
+                k = row.spec.top_logprobs
+                row.top.append(list(zip(indices[i, :k].tolist(), values[i, :k].tolist(), strict=True)))
+            if token in stop_ids:
+                row.finish = "stop"  # the end token is part of the reply, as vLLM reports it
+            elif len(row.token_ids) >= row.spec.max_tokens:
+                row.finish = "length"
+            if row.finish:
+                row.pending.done(row)
+
+    def merge(self, other: "_Batch") -> None:
+        width = max(self.mask.shape[1], other.mask.shape[1])
+        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
+            if mine.is_initialized and theirs.is_initialized:
+                mine.set(*(torch.cat([_padded_left(a, width, -2), _padded_left(b, width, -2)])
+                           for a, b in ((mine.keys, theirs.keys), (mine.values, theirs.values))))
+        self.mask = torch.cat([_padded_left(self.mask, width, 1), _padded_left(other.mask, width, 1)])
+        self.next_ids = torch.cat([self.next_ids, other.next_ids])
+        self.rows += other.rows
+
+    def compact(self) -> None:
+        """Drop finished rows once they are a quarter of the batch (each drop copies the cache), and the padding
+        columns no row needs any more."""
+        done = sum(1 for r in self.rows if r.finish)
+        if done == 0 or done < len(self.rows) // 4:
+            return
+        keep = torch.tensor([i for i, r in enumerate(self.rows) if not r.finish], dtype=torch.long)
+        self.rows = [self.rows[i] for i in keep.tolist()]
+        self.mask, self.next_ids = self.mask[keep], self.next_ids[keep]
+        start = int(self.mask.any(dim=0).long().argmax())
+        for layer in self.cache.layers:
+            if layer.is_initialized:
+                layer.set(layer.keys[keep, ..., start:, :], layer.values[keep, ..., start:, :])
+        self.mask = self.mask[:, start:]
 
 
 class PolicyEngine:
-    """Owns a causal LM and its tokenizer; samples batches of rows; swaps weights between batches."""
+    """Owns a causal LM and its tokenizer; samples rows with continuous batching; swaps weights between rows."""
 
     def __init__(
         self,
@@ -153,14 +277,18 @@ class PolicyEngine:
         if not self.stop_ids:
             raise PolicyLoadError(f"model '{model_name}': neither the model nor the tokenizer names an end token")
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_ids[0]
-        # Sampling is defined by each request, not by the checkpoint's generation defaults.
-        model.generation_config = GenerationConfig(eos_token_id=self.stop_ids, pad_token_id=self.pad_id)
         self.max_context: int | None = getattr(model.config, "max_position_embeddings", None)
         self.weights_version = 0
-        self.generate_calls = 0
-        self.rows_generated = 0  # rows over all generate calls: rows_generated / generate_calls is the mean batch
+        # For tests and benchmarks: decode runs (idle to idle), rows per admission, decode steps and the rows
+        # they carried (row_steps / decode_steps is the mean batch).
+        self.decode_runs = 0
+        self.admitted: list[int] = []
+        self.decode_steps = 0
+        self.row_steps = 0
         self._rng = random.Random(seed)
-        self._lock = threading.Lock()  # held by a generate call and by a weight swap
+        self._lock = threading.Lock()  # held while any row is being decoded, and by a weight swap
+        self._swaps_waiting = 0  # load_weights calls waiting for the rows in flight
+        self._swaps_lock = threading.Lock()
         self._queue: queue.Queue[_Pending | None] = queue.Queue()
         self._worker: threading.Thread | None = None
 
@@ -184,47 +312,33 @@ class PolicyEngine:
 
     # -- sampling ----------------------------------------------------------------------------------------
 
+    def _rows(self, pending: _Pending) -> list[_Row]:
+        return [_Row(spec, pending, i, random.Random(spec.seed if spec.seed is not None else self._rng.getrandbits(63)))
+                for i, spec in enumerate(pending.rows)]
+
     @torch.inference_mode()
     def generate(self, rows: list[SamplingRow]) -> list[Sample]:
-        """Sample every row in ONE `generate` call (left padding). Thread-safe with `load_weights`."""
-        width = max(len(r.prompt_ids) for r in rows)
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
-            attention_mask[i, width - len(row.prompt_ids) :] = 1
-        input_ids, attention_mask = input_ids.to(self.model.device), attention_mask.to(self.model.device)
-        max_new = max(r.max_tokens for r in rows)
+        """Sample every row together, here and now (no queue). Thread-safe with `load_weights`."""
+        pending = _Pending(rows)
         with self._lock:
-            sampler = RowSampler(rows, width, self.stop_ids[0], self._rng)
-            self.model.generate(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                generation_config=GenerationConfig(
-                    do_sample=False, max_new_tokens=max_new, eos_token_id=self.stop_ids, pad_token_id=self.pad_id
-                ),
-                logits_processor=LogitsProcessorList([sampler]),
-            )
-            self.generate_calls += 1
-            self.rows_generated += len(rows)
-        return [self._sample_of_row(sampler, i, row) for i, row in enumerate(rows)]
+            self.decode_runs += 1
+            self._decode(_Batch(self, self._rows(pending)))
+        return pending.future.result()
 
-    def _sample_of_row(self, sampler: RowSampler, i: int, row: SamplingRow) -> Sample:
-        ids = [int(step[i]) for step in sampler.chosen]
-        end = next((t for t, token in enumerate(ids) if token in self.stop_ids), len(ids))
-        if end < row.max_tokens:  # the row sampled its end token: keep it, as vLLM does
-            n, finish = end + 1, "stop"
-        else:  # it ran out of tokens (a forced end token, if any, is not part of the reply)
-            n, finish = row.max_tokens, "length"
-        top = []
-        if row.top_logprobs:
-            top = [
-                list(zip(idx[i, : row.top_logprobs].tolist(), val[i, : row.top_logprobs].tolist(), strict=True))
-                for val, idx in sampler.top[:n]
-            ]
-        return Sample(ids[:n], [float(step[i]) for step in sampler.logprobs[:n]], top, finish)
+    def _decode(self, batch: _Batch, admit=None) -> None:
+        """Step `batch` until its rows are done; `admit()` may return rows to join between two steps."""
+        self.admitted.append(len(batch.rows))
+        while not batch.finished:
+            batch.step()
+            self.decode_steps += 1
+            self.row_steps += sum(1 for r in batch.rows if not r.finish)
+            batch.compact()
+            joining = admit(self.max_batch_size - sum(1 for r in batch.rows if not r.finish)) if admit else []
+            if joining:
+                batch.merge(_Batch(self, joining))
+                self.admitted.append(len(joining))
 
-    # -- micro-batching ----------------------------------------------------------------------------------
+    # -- the queue: continuous batching ------------------------------------------------------------------
 
     def submit(self, rows: list[SamplingRow]) -> Future:
         """Queue the rows of one request; the future resolves to their samples, in order."""
@@ -236,7 +350,7 @@ class PolicyEngine:
 
     def start(self) -> None:
         if self._worker is None:
-            self._worker = threading.Thread(target=self._serve_batches, name="policy-batcher", daemon=True)
+            self._worker = threading.Thread(target=self._serve, name="policy-batcher", daemon=True)
             self._worker.start()
 
     def close(self) -> None:
@@ -245,53 +359,82 @@ class PolicyEngine:
             self._worker.join()
             self._worker = None
 
-    def _serve_batches(self) -> None:
-        while (first := self._queue.get()) is not None:
-            batch, stop = [first], False
-            deadline = time.monotonic() + self.batch_window_s
-            while sum(len(p.rows) for p in batch) < self.max_batch_size:
-                try:
-                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    break
-                if item is None:
-                    stop = True
-                    break
-                batch.append(item)
-            self._run_batch(batch)
-            if stop:
-                break
+    def _serve(self) -> None:
+        """Idle: wait for a request, then up to `batch_window_s` for more, and start decoding them together.
+        Busy: between two decode steps, rows of newly arrived requests join (up to `max_batch_size` rows), so
+        the batch stays full while rollouts come and go; rows that finish leave. No row joins while a weight
+        swap waits, so every row is sampled by one version of the weights."""
+        waiting: list[_Row] = []
+        stopping = False
 
-    def _run_batch(self, batch: list[_Pending]) -> None:
-        try:
-            samples = self.generate([row for pending in batch for row in pending.rows])
-        except Exception as e:  # a failed batch fails its requests, never the worker
-            log.exception("generate failed for a batch of %d requests", len(batch))
-            for pending in batch:
-                pending.future.set_exception(e)
-            return
-        start = 0
-        for pending in batch:
-            pending.future.set_result(samples[start : start + len(pending.rows)])
-            start += len(pending.rows)
+        def take(block: bool, timeout: float | None = None) -> None:
+            nonlocal stopping
+            while not stopping:
+                try:
+                    item = self._queue.get(block=block, timeout=timeout)
+                except queue.Empty:
+                    return
+                if item is None:
+                    stopping = True
+                    return
+                waiting.extend(self._rows(item))
+                block = False
+
+        def admit(room: int) -> list[_Row]:
+            take(block=False)
+            if self._swaps_waiting or room <= 0:
+                return []
+            joining, waiting[:] = waiting[:room], waiting[room:]
+            taken.extend(joining)
+            return joining
+
+        while True:
+            if not waiting:
+                if stopping:
+                    return
+                take(block=True)
+                deadline = time.monotonic() + self.batch_window_s
+                while not stopping and len(waiting) < self.max_batch_size and time.monotonic() < deadline:
+                    take(block=True, timeout=max(0.0, deadline - time.monotonic()))
+                if not waiting:
+                    continue
+            while self._swaps_waiting:  # a swap asked first: let it in before the next rows start
+                time.sleep(0.001)
+            taken, waiting[:] = waiting[: self.max_batch_size], waiting[self.max_batch_size :]
+            with self._lock, torch.inference_mode():
+                self.decode_runs += 1
+                try:
+                    self._decode(_Batch(self, list(taken)), admit)
+                except Exception as e:  # a failed batch fails its requests, never the worker
+                    log.exception("decoding failed for %d rows", len(taken))
+                    for pending in {id(r.pending): r.pending for r in taken}.values():
+                        if not pending.future.done():
+                            pending.future.set_exception(e)
 
     # -- weights -----------------------------------------------------------------------------------------
 
     def load_weights(self, source: Mapping[str, torch.Tensor] | str | Path, *, partial: bool = False) -> int:
-        """Swap in new weights (a state dict, a model directory, or a .safetensors / .pt file) between two
-        generate calls; returns the new weights version. The architecture must match. `partial`: the state
-        holds only some of the model's tensors (a LoRA update sends only the adapters), each of which must
-        exist in the served model."""
+        """Swap in new weights (a state dict, a model directory, or a .safetensors / .pt file) once the rows in
+        flight are done (none joins meanwhile); returns the new weights version. The architecture must match.
+        `partial`: the state holds only some of the model's tensors (a LoRA update sends only the adapters), each
+        of which must exist in the served model."""
         state = source if isinstance(source, Mapping) else _read_state_dict(Path(source))
-        with self._lock:
-            try:
-                result = self.model.load_state_dict(state, strict=not partial)
-            except RuntimeError as e:
-                raise PolicyLoadError(f"weights do not fit the served model: {str(e).splitlines()[0]}") from None
-            if result.unexpected_keys:
-                raise PolicyLoadError(f"weights do not fit the served model: unexpected {result.unexpected_keys[0]}")
-            self.weights_version += 1
-            return self.weights_version
+        with self._swaps_lock:
+            self._swaps_waiting += 1
+        try:
+            with self._lock:
+                try:
+                    result = self.model.load_state_dict(state, strict=not partial)
+                except RuntimeError as e:
+                    raise PolicyLoadError(f"weights do not fit the served model: {str(e).splitlines()[0]}") from None
+                if result.unexpected_keys:
+                    unexpected = result.unexpected_keys[0]
+                    raise PolicyLoadError(f"weights do not fit the served model: unexpected {unexpected}")
+                self.weights_version += 1
+                return self.weights_version
+        finally:
+            with self._swaps_lock:
+                self._swaps_waiting -= 1
 
 
 def _read_state_dict(path: Path) -> Mapping[str, torch.Tensor]:

@@ -12,7 +12,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 from typer.testing import CliRunner
 
-from policy.server import PolicyEngine, PolicyLoadError, PolicyServer, SamplingRow, cli
+from policy.server import PolicyEngine, PolicyLoadError, PolicyServer, SamplingRow, cli, sample_next
 from policy.tiny import TokenizerConfig, train_tokenizer
 
 MESSAGES = [
@@ -92,8 +92,8 @@ def test_models_endpoint(client):
     assert [m.id for m in models.data] == ["tiny"]
 
 
-def test_concurrent_requests_are_served_by_one_generate_call(model_dir):
-    # A long window that closes as soon as the batch is full: the four requests must share one call.
+def test_concurrent_requests_are_decoded_together(model_dir):
+    # A long window that closes as soon as the batch is full: the four requests must start together.
     engine = PolicyEngine.from_pretrained(model_dir, model_name="tiny", max_batch_size=4, batch_window_s=5.0)
     with PolicyServer(engine) as server:
         results: dict[int, dict] = {}
@@ -107,7 +107,7 @@ def test_concurrent_requests_are_served_by_one_generate_call(model_dir):
             t.start()
         for t in threads:
             t.join()
-    assert engine.generate_calls == 1 and engine.rows_generated == 4
+    assert engine.decode_runs == 1 and engine.admitted == [4]
     # Each row kept its own max_tokens inside the shared call.
     for i, body in results.items():
         assert len(body["choices"][0]["token_ids"]) <= 4 + i
@@ -117,12 +117,92 @@ def test_per_row_max_tokens_and_finish_reason(engine):
     prompt = engine.prompt_ids(MESSAGES)
     rows = [SamplingRow(prompt, max_tokens=2, seed=1), SamplingRow(prompt[3:], max_tokens=9, seed=2)]
     short, long = engine.generate(rows)
-    assert engine.generate_calls == 1
+    assert engine.decode_runs == 1
     for sample, limit in ((short, 2), (long, 9)):
         assert len(sample.token_ids) <= limit and len(sample.logprobs) == len(sample.token_ids)
         ended = sample.token_ids[-1] in engine.stop_ids
         assert sample.finish_reason == ("stop" if ended else "length")
         assert ended or len(sample.token_ids) == limit
+
+
+def _raw_logprobs(engine: PolicyEngine, prompt: list[int], token_ids: list[int]) -> torch.Tensor:
+    """The sampled tokens' logprobs from one unpadded forward over prompt + reply: what a row must report
+    whatever batch it was decoded in."""
+    with torch.no_grad():
+        logits = engine.model(torch.tensor([prompt + token_ids])).logits[0]
+    raw = torch.log_softmax(logits[len(prompt) - 1 : -1], dim=-1)
+    return raw.gather(1, torch.tensor(token_ids)[:, None]).squeeze(1)
+
+
+def test_rows_join_a_running_batch_and_leave_it_when_done(model_dir):
+    """Continuous batching: a request that arrives while others decode joins their batch between two steps;
+    rows that finish leave it. Every row's logprobs still match an unpadded forward of its own sequence, so the
+    merged, compacted KV cache and the positions are right."""
+    engine = PolicyEngine.from_pretrained(model_dir, model_name="tiny", batch_window_s=0.0)
+    prompt = engine.prompt_ids(MESSAGES)
+    engine.start()
+    try:
+        first = [engine.submit([SamplingRow(prompt[i:], max_tokens=m, seed=i)]) for i, m in enumerate((2, 3, 40, 40))]
+        deadline = time.monotonic() + 30
+        while engine.decode_steps < 5 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        late = engine.submit([SamplingRow(prompt[5:], max_tokens=20, seed=9), SamplingRow(prompt, max_tokens=20,
+                                                                                        seed=10)])
+        results = [f.result(timeout=60)[0] for f in first] + late.result(timeout=60)
+    finally:
+        engine.close()
+    assert engine.decode_runs == 1 and engine.admitted[0] == 4 and sum(engine.admitted) == 6
+    for sample, (p, limit) in zip(results, [(prompt, 2), (prompt[1:], 3), (prompt[2:], 40), (prompt[3:], 40),
+                                            (prompt[5:], 20), (prompt, 20)], strict=True):
+        assert 1 <= len(sample.token_ids) <= limit
+        assert torch.allclose(_raw_logprobs(engine, p, sample.token_ids), torch.tensor(sample.logprobs), atol=1e-4)
+
+
+def test_a_weight_swap_waits_for_the_rows_in_flight_and_no_row_joins_meanwhile(model_dir):
+    engine = PolicyEngine.from_pretrained(model_dir, model_name="tiny", batch_window_s=0.0)
+    prompt = engine.prompt_ids(MESSAGES)
+    old = {k: v.clone() for k, v in engine.model.state_dict().items()}
+    new = {k: v + 0.5 * torch.randn_like(v) if v.is_floating_point() else v for k, v in old.items()}
+    engine.start()
+    try:
+        running = engine.submit([SamplingRow(prompt, temperature=0, max_tokens=30)])
+        while engine.decode_steps < 2:
+            time.sleep(0.001)
+        swap = threading.Thread(target=engine.load_weights, args=(new,))
+        swap.start()
+        while not engine._swaps_waiting and swap.is_alive():
+            time.sleep(0.001)
+        after = engine.submit([SamplingRow(prompt, temperature=0, max_tokens=30)])  # arrives while the swap waits
+        swap.join(60)
+        before_ids, after_ids = running.result(60)[0].token_ids, after.result(60)[0].token_ids
+    finally:
+        engine.close()
+    assert engine.decode_runs == 2 and engine.weights_version == 1  # the late request did not join the old rows
+    engine.model.load_state_dict(old)
+    assert _raw_logprobs(engine, prompt, before_ids).tolist() == pytest.approx(running.result()[0].logprobs, abs=1e-4)
+    engine.model.load_state_dict(new)
+    assert _raw_logprobs(engine, prompt, after_ids).tolist() == pytest.approx(after.result()[0].logprobs, abs=1e-4)
+
+
+def test_batched_sampling_follows_each_rows_distribution():
+    """Inverse-CDF sampling over the batch: each row draws from softmax(logits / its temperature), restricted to
+    its top-p nucleus; temperature 0 is greedy."""
+    from policy.server import _Pending, _Row
+
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]] * 3))
+    specs = [SamplingRow([0], temperature=1.0), SamplingRow([0], temperature=1.0, top_p=0.7),
+             SamplingRow([0], temperature=0)]
+    pending = _Pending(specs)
+    rows = [_Row(spec, pending, i, __import__("random").Random(i)) for i, spec in enumerate(specs)]
+    counts = torch.zeros(3, 4)
+    for _ in range(4000):
+        chosen, logprobs, _ = sample_next(logits, rows)
+        counts[torch.arange(3), chosen] += 1
+    assert torch.allclose(counts[0] / 4000, torch.tensor([0.5, 0.3, 0.15, 0.05]), atol=0.03)
+    assert counts[1, 2:].sum() == 0  # outside the 0.7 nucleus ({0.5, 0.3} reaches it)
+    assert torch.allclose(counts[1, :2] / 4000, torch.tensor([0.5, 0.3]) / 0.8, atol=0.03)
+    assert counts[2].tolist() == [4000, 0, 0, 0]
+    assert torch.allclose(logprobs, logits.gather(1, chosen[:, None]).squeeze(1))  # raw logprobs
 
 
 def test_seeded_sampling_is_deterministic(client):

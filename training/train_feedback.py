@@ -145,7 +145,8 @@ def _check_trackers(cfg: RunConfig) -> None:
 
 def _governed_tasks(source: str, limit: int | None) -> tuple[list[dict], dict[str, int]]:
     """Load tasks and pass them through governance here, before they enter the store: a rollout's input is
-    persisted, so it carries the redacted feedback only (plus id, category, topic for the Mubit query).
+    persisted, so it carries the redacted feedback only (plus id, category, topic for the Mubit query) and the
+    governance result, which the agent uses instead of governing each of a group's G rollouts again.
     Returns the answerable tasks and the count of each decision."""
     rows = list(load_feedback(source))  # a bad file fails here, before governance loads its models
     from agents.governance import govern_many
@@ -157,7 +158,7 @@ def _governed_tasks(source: str, limit: int | None) -> tuple[list[dict], dict[st
         decisions[g.decision] = decisions.get(g.decision, 0) + 1
         if g.decision == "answer":
             tasks.append({"id": row["id"], "feedback": g.redacted_text, "category": row["category"],
-                          "topic": row["topic"]})
+                          "topic": row["topic"], "governance": g.to_json_dict()})
     return (tasks[:limit] if limit else tasks), decisions
 
 
@@ -204,15 +205,18 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
 
     from agents.feedback_agent import feedback_response_agent
     from al_integration.execution import SupervisedStrategy
+    from al_integration.runner import QueueBell
 
     # The store server: 127.0.0.1 on a free port, unless AGL_SERVER_HOST / AGL_SERVER_PORT say where runners
     # on other hosts will connect (README, "Several machines").
     host = os.environ.get("AGL_SERVER_HOST", "127.0.0.1")
     port = int(os.environ.get("AGL_SERVER_PORT") or _free_port())
+    bell = QueueBell()  # runners wait for it instead of polling the store (al_integration/runner.py)
+    store.ring_on_enqueue(bell.ring)
     trainer = agl.Trainer(
         algorithm=algorithm, n_runners=n_runners, store=store, hooks=[hook],
-        # An idle runner polls the queue every 5 s by default: far too slow for rollouts of a second or two.
-        runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
+        # Runners wait on a bell the store rings when it enqueues (al_integration/runner.py), not on HTTP polls.
+        runner={"type": "al_integration.runner.QueueBellRunner", "bell": bell, "poll_interval": 1.0},
         # agl's client/server strategy with a store only this run's runners may use, runners that die with
         # this process, and a lost runner's rollouts retried at once (al_integration/execution.py).
         strategy=SupervisedStrategy(role="both", n_runners=n_runners, server_host=host, server_port=port),

@@ -356,6 +356,7 @@ class SqliteQueue(Queue[Q], Generic[Q]):
     ):
         super().__init__(tracker=tracker)
         self._db, self._table, self._item_type = db, table, item_type
+        self.on_enqueue: Callable[[], None] | None = None  # SqliteLightningStore.ring_on_enqueue
 
     @property
     def collection_name(self) -> str:
@@ -384,6 +385,8 @@ class SqliteQueue(Queue[Q], Generic[Q]):
         await self._db.run(
             True, lambda: self._db.executemany(f"INSERT INTO {self._table} (item) VALUES (?)", rows)
         )
+        if rows and self.on_enqueue is not None:
+            self.on_enqueue()
         return items
 
     def _front(self, limit: int) -> list[tuple[int, Q]]:

@@ -134,6 +134,12 @@ class SqliteLightningStore(CollectionBasedLightningStore[SqliteLightningCollecti
             "file_bytes": self.db.file_bytes(),
         }  # type: ignore[typeddict-unknown-key]
 
+    def ring_on_enqueue(self, ring: Callable[[], None]) -> None:
+        """Call `ring()` whenever rollouts enter the queue (enqueued, or requeued for a retry), so runners can wait
+        for it instead of polling (`al_integration.runner.QueueBell`). A runner that dequeues at once still waits
+        for the enqueuing transaction: every operation holds the store's write lock."""
+        self.collections.rollout_queue.on_enqueue = ring
+
     async def close(self) -> None:
         """Close this process's connection (the last one to close folds the WAL into the file)."""
         self.db.close()
