@@ -20,6 +20,7 @@ import al_integration  # noqa: F401  (offline defaults first)
 # isort: split
 
 import argparse
+import copy
 import json
 import random
 import time
@@ -76,7 +77,7 @@ def main() -> None:
     run = load_run_config()  # the run's own LoRA and learner settings (configs/oneclick.yaml)
     lora = run.lora
     policy = add_lora(load_model(path), lora)
-    engine = PolicyEngine(policy, tokenizer, model_name="policy")
+    engine = PolicyEngine(copy.deepcopy(policy), tokenizer, model_name="policy")  # the engine folds its adapters in
     batch = [engine.prompt_ids(m) for m in prompts(args.prompts)]
 
     best = {"hf_generate": float("inf"), "engine": float("inf")}

@@ -42,6 +42,7 @@ from transformers.cache_utils import Cache, DynamicLayer
 
 from common.cli import OneLineErrorsCommand
 from policy.loading import PolicyLoadError, load_model, load_tokenizer
+from policy.lora import adapters_unfolded
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +252,9 @@ class _Batch:
 
 
 class PolicyEngine:
-    """Owns a causal LM and its tokenizer; samples rows with continuous batching; swaps weights between rows."""
+    """Owns a causal LM and its tokenizer; samples rows with continuous batching; swaps weights between rows.
+    It owns the model: a float32 LoRA model is served with its adapters folded into the base weights, in place,
+    so give it its own copy (training gives it a replica) rather than the learner's."""
 
     def __init__(
         self,
@@ -267,6 +270,8 @@ class PolicyEngine:
         if tokenizer.chat_template is None:
             raise PolicyLoadError(f"model '{model_name}': its tokenizer has no chat template")
         self.model = model.to(device).eval()
+        with adapters_unfolded(self.model):  # served with its adapters folded in (policy/lora.py)
+            pass
         self.tokenizer = tokenizer
         self.model_name = model_name
         self.max_batch_size = max_batch_size
@@ -424,7 +429,8 @@ class PolicyEngine:
         try:
             with self._lock:
                 try:
-                    result = self.model.load_state_dict(state, strict=not partial)
+                    with adapters_unfolded(self.model):
+                        result = self.model.load_state_dict(state, strict=not partial)
                 except RuntimeError as e:
                     raise PolicyLoadError(f"weights do not fit the served model: {str(e).splitlines()[0]}") from None
                 if result.unexpected_keys:
