@@ -10,7 +10,7 @@ template. Any change here changes the tiny policy's cache key (it is rebuilt on 
 # Short on purpose: the tiny policy is trained on this text, and its build time grows with the prompt length.
 ROLE = "You are a member of the research team that received this feedback. Write the team's reply to its author."
 TASK = ("Take up their points in plain sentences, be honest about what is uncertain, say what you will do, and "
-        "promise nothing you cannot deliver. No placeholders, no signature.")
+        "promise nothing you cannot deliver. At most 100 words. No placeholders, no signature.")
 LESSONS_HEADER = "Lessons:"
 SENTIMENT_PREFIX = "Sentiment of the feedback:"
 SENTIMENT_LABELS = ("negative", "neutral", "positive")

@@ -193,6 +193,23 @@ class RunnerMonitor:
             return 0
 
 
+async def wait_until_served(address: str, timeout_s: float) -> None:
+    """Poll the store server's /health quietly until it answers, for at most `timeout_s`. agl forks the runners
+    while the server is still starting: without this wait each runner's first heartbeat logs a traceback."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout_s
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.get(f"{address}/health") as answer:
+                    if answer.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+
+
 class SupervisedStrategy(agl.ClientServerExecutionStrategy):
     """agl's client/server strategy with a guarded store server and supervised runners (see module doc)."""
 
@@ -246,6 +263,7 @@ class SupervisedStrategy(agl.ClientServerExecutionStrategy):
         client = RunnerStoreClient(token_root(self.server_host, self.server_port, self.store_token),
                                    shown_address=shown, gone_after_s=self.server_gone_after_s, on_gone=gone)
         try:
+            await wait_until_served(client.server_address, self.server_gone_after_s)
             await runner(client, worker_id, stop)
         except BaseException:
             stop_evt.set()

@@ -22,8 +22,9 @@ OFFLINE_ENV = {
     # AgentOps (agl's default tracer) must never phone home, nor write agentops.log into the working directory.
     "AGENTOPS_API_KEY": "",
     "AGENTOPS_LOGGING_TO_FILE": "False",
-    # ...nor print a cloud "Session Replay" link per rollout (INFO): the traces live in our store.
-    "AGENTOPS_LOG_LEVEL": "WARNING",
+    # ...nor print a cloud "Session Replay" link per rollout (INFO), nor one warning per runner that it cannot
+    # wrap openai's streaming API, which agl 0.3.0's tracer does not need (WARNING): the traces live in our store.
+    "AGENTOPS_LOG_LEVEL": "ERROR",
 }
 
 

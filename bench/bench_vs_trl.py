@@ -3,8 +3,8 @@
     python bench/bench_vs_trl.py [--policy tiny|default|both] [--rounds 2] [--steps 3] [--warmup 1] [--json]
 
 The same work on both sides: the same model directory, the same prompts, the same reward, the same GRPO settings
-(`WORK`: 8 tasks x G=4 = 32 completions per step, temperature 0.8, top_p 1.0, at most 160 new tokens, lr 2e-4,
-KL beta 0.05, one optimizer step per 32 completions in micro-batches of 8, fp32).
+(`WORK`: configs/oneclick.yaml's tasks per step x group size completions per step, temperature, top_p, max new
+tokens, lr, KL beta and micro-batch size; one optimizer step per step's completions; fp32).
 
 - Ours ("A"): the real thing, `python -m training.train_feedback oneclick` in a subprocess (agl Trainer, SQLite
   store, runner processes, policy server, Mubit credit hook), with configs/oneclick.yaml and `WORK` over it;
@@ -48,8 +48,15 @@ from rich.table import Table
 from training.config import REPO_ROOT, load_run_config
 
 app = typer.Typer(add_completion=False)
-WORK = {"tasks_per_step": 8, "group_size": 4, "temperature": 0.8, "top_p": 1.0, "max_tokens": 160, "lr": 2.0e-4,
-        "kl_coef": 0.05, "micro_batch_size": 8}
+def _work() -> dict[str, Any]:
+    """The GRPO work of a oneclick step, from configs/oneclick.yaml (the one source of its values)."""
+    cfg = load_run_config()
+    return {"tasks_per_step": cfg.rollouts.tasks_per_step, "group_size": cfg.rollouts.group_size,
+            "temperature": cfg.sampling.temperature, "top_p": cfg.sampling.top_p, "max_tokens": cfg.sampling.max_tokens,
+            "lr": cfg.grpo.lr, "kl_coef": cfg.grpo.kl_coef, "micro_batch_size": cfg.grpo.micro_batch_size}
+
+
+WORK = _work()
 
 
 def _log(message: str) -> None:
@@ -230,7 +237,8 @@ def policy_dir(config: dict[str, Any]) -> Path:
 
 
 def print_table(results: list[dict]) -> None:
-    table = Table(title="our GRPO step vs TRL GRPOTrainer, same work (32 completions/step), pooled over rounds")
+    per_step = WORK["tasks_per_step"] * WORK["group_size"]
+    table = Table(title=f"our GRPO step vs TRL GRPOTrainer, same work ({per_step} completions/step), pooled over rounds")
     for column in ("policy", "side", "completions/s", "tokens/s", "s/step (median)", "tokens/completion", "steps"):
         table.add_column(column, justify="left" if column in ("policy", "side") else "right")
     for r in results:

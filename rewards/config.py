@@ -118,6 +118,8 @@ class RoleConfig(_Strict):
     work_nouns: list[str]
     sign_offs: list[str]
     sender_copy_share: float = Field(gt=0, le=1)
+    open_end: str
+    signature_words: int = Field(ge=1)
 
 
 class GatesConfig(_Strict):

@@ -19,7 +19,7 @@ from rewards.sentences import FeedbackTerms, stem
 # A capitalised name after a greeting or in a self-introduction (case matters: "I'm sorry" is not a name).
 TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
 # The word after the name tells a person ("Dear Sarah,") from a group ("Dear Newsletter Team,").
-GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+" + TITLE + r"\**([A-Z][a-z]+)\b\**[ \t]*(\w*)",
+GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+(?:there,?\s+)?" + TITLE + r"\**([A-Z][a-z]+)\b\**[ \t]*(\w*)",
                           re.MULTILINE)
 SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
 # Introducing oneself with a placeholder of the feedback is taking a name from it: the sender's, usually.
@@ -59,6 +59,7 @@ class RoleCheck:
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
+        self._open_end = re.compile(cfg.open_end)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -74,6 +75,10 @@ class RoleCheck:
         """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse). Checks run
         cheapest first; the first failure is the explanation."""
         lower = reply.lower()
+        if self._unfinished(reply):
+            last = reply.strip().splitlines()[-1].strip()
+            return False, (f"Ends mid-sentence ('...{last[-40:]}'): an unfinished reply cannot be sent; say it in fewer "
+                           "words.")
         if m := self._template.search(reply):
             return False, f"Unfilled template placeholder {m.group()!r}: write the reply itself, ready to send."
         invented = sorted(set(PLACEHOLDER.findall(reply)) - facts.placeholders)
@@ -112,6 +117,14 @@ class RoleCheck:
             return False, ("Neither speaks as the team (we, I) nor opens by addressing the sender: this reads as an "
                            "article, not a reply.")
         return True, "Written as the team's reply to the sender (a gate: wrong role or template text caps the total)."
+
+    def _unfinished(self, reply: str) -> bool:
+        """The last line stops on a word or a comma (a reply cut at the token limit), unless it is a signature
+        under a sign-off ("Best wishes,\nThe digitisation team")."""
+        lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+        if not lines or not self._open_end.search(lines[-1]):
+            return False
+        return not (len(lines) > 1 and lines[-2].endswith(",") and len(lines[-1].split()) <= self.cfg.signature_words)
 
     def _addresses_sender(self, lower: str) -> bool:
         """A reply without "we" or "I" still opens by addressing the person: a greeting, thanks, or "you"."""
