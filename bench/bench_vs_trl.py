@@ -95,7 +95,8 @@ def run_ours(config: dict[str, Any], run_dir: Path) -> list[dict]:
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     return [{"step": r["step"], "seconds": r["timing/step_s"], "completions": r["rollouts"],
              "response_tokens": r["response_tokens"], "rollout_seconds": r.get("timing/rollouts_s"),
-             "update_seconds": r.get("timing/learner_s", 0) + r.get("timing/weight_sync_s", 0)} for r in records if r.get("split") == "train"]
+             "update_seconds": r.get("timing/learner_s", 0) + r.get("timing/weight_sync_s", 0)}
+            for r in records if r.get("split") == "train"]
 
 
 def prompts_of(store_path: Path) -> list[dict]:
@@ -238,7 +239,8 @@ def policy_dir(config: dict[str, Any]) -> Path:
 
 def print_table(results: list[dict]) -> None:
     per_step = WORK["tasks_per_step"] * WORK["group_size"]
-    table = Table(title=f"our GRPO step vs TRL GRPOTrainer, same work ({per_step} completions/step), pooled over rounds")
+    table = Table(title=f"our GRPO step vs TRL GRPOTrainer, same work ({per_step} completions/step), pooled over "
+                        "rounds")
     for column in ("policy", "side", "completions/s", "tokens/s", "s/step (median)", "tokens/completion", "steps"):
         table.add_column(column, justify="left" if column in ("policy", "side") else "right")
     for r in results:

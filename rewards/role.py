@@ -19,8 +19,8 @@ from rewards.sentences import FeedbackTerms, stem
 # A capitalised name after a greeting or in a self-introduction (case matters: "I'm sorry" is not a name).
 TITLE = r"(?:(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx)\.?\s+)?"
 # The word after the name tells a person ("Dear Sarah,") from a group ("Dear Newsletter Team,").
-GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+(?:there,?\s+)?" + TITLE + r"\**([A-Z][a-z]+)\b\**[ \t]*(\w*)",
-                          re.MULTILINE)
+GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+(?:there,?\s+)?" + TITLE
+                          + r"\**([A-Z][a-z]+)\b\**[ \t]*(\w*)", re.MULTILINE)
 SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
 # Introducing oneself with a placeholder of the feedback is taking a name from it: the sender's, usually.
 SELF_PLACEHOLDER = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Tt]his is)\s+" + TITLE + r"(<[A-Z]+_\d+>)")
@@ -77,8 +77,8 @@ class RoleCheck:
         lower = reply.lower()
         if self._unfinished(reply):
             last = reply.strip().splitlines()[-1].strip()
-            return False, (f"Ends mid-sentence ('...{last[-40:]}'): an unfinished reply cannot be sent; say it in fewer "
-                           "words.")
+            return False, (f"Ends mid-sentence ('...{last[-40:]}'): an unfinished reply cannot be sent; say it in "
+                           "fewer words.")
         if m := self._template.search(reply):
             return False, f"Unfilled template placeholder {m.group()!r}: write the reply itself, ready to send."
         invented = sorted(set(PLACEHOLDER.findall(reply)) - facts.placeholders)

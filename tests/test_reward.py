@@ -180,6 +180,26 @@ def test_sign_convention():
     assert all(score(r, FEEDBACK).total < 0 for r in bad)
 
 
+def test_a_reply_cut_mid_sentence_or_greeting_an_invented_name_fails_the_role_gate():
+    # Seen in a SmolLM2 oneclick run: 13 of 16 val replies cut at the token limit, "Hello there, Marko!" at +0.64.
+    cut = GENUINE.rsplit(" ", 6)[0]  # "... If you have suggestions for the follow-up"
+    result = score(cut, FEEDBACK)
+    assert result.components["role"].score == -1.0 and "mid-sentence" in result.components["role"].explanation
+    assert result.total < 0 <= score(GENUINE, FEEDBACK).total
+    assert comp(GENUINE + "\n\nBest wishes,\nThe survey team")["role"] == 1.0  # a signature under a sign-off
+    assert comp("Hello there, Marko! " + GENUINE)["role"] == -1.0
+    assert comp("Hello there! " + GENUINE)["role"] == 1.0
+
+
+def test_a_failed_gate_grades_the_reply_below_its_cap():
+    # Flat caps gave GRPO groups of failures no signal: the better of two failures must still score higher.
+    cap = load_config().role.cap
+    better = score("Dear [Name], " + GENUINE, FEEDBACK)
+    worse = score("Dear [Name], thanks.", FEEDBACK)
+    assert better.components["role"].score == worse.components["role"].score == -1.0
+    assert worse.total < better.total <= cap
+
+
 class TestAntiHacking:
     margin = 0.4
 
