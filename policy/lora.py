@@ -8,6 +8,7 @@ a merged plain Hugging Face directory (`merged_copy`) that plain transformers an
 
 import contextlib
 import copy
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,9 @@ from safetensors.torch import load_file
 from torch import nn
 
 ADAPTER_FILE = "adapter_model.safetensors"
+
+# peft 0.21.2 calls a transformers 5 method that warns of its own rename on every `get_peft_model`.
+warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
 
 
 class LoraSettings(BaseModel):
