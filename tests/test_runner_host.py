@@ -63,16 +63,18 @@ def test_runners_on_another_host_execute_rollouts_of_the_run(tmp_path):
                                  cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(mubit)
         wait_for_port(mubit_port, mubit)
-        training = subprocess.Popen([*cli, "oneclick", "--smoke", "--steps", "8", "--config", str(run_config),
-                                     "--output-dir", str(tmp_path / "run")], cwd=REPO, env=env,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        procs.append(training)
-        wait_for_port(store_port, training)
+        # The remote runner starts first and waits for the store server: a smoke run on the tiny policy is over
+        # in seconds, before a runner started after it would have connected.
         remote = subprocess.Popen([*cli, "runners", "--n-runners", "1", "--config", str(run_config), "--log-dir",
                                    str(tmp_path / "remote")], cwd=REPO,
                                   env={**env, "AGL_CURRENT_ROLE": "runner", "OTEL_SERVICE_NAME": "remote-runner"},
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(remote)
+        training = subprocess.Popen([*cli, "oneclick", "--smoke", "--steps", "8", "--config", str(run_config),
+                                     "--output-dir", str(tmp_path / "run")], cwd=REPO, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(training)
+        wait_for_port(store_port, training)
         out, err = training.communicate(timeout=600)
         assert training.returncode == 0, err[-3000:]
         assert json.loads(out.strip().splitlines()[-1])["steps"] == 8
