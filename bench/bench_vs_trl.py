@@ -177,7 +177,7 @@ def trl_worker(spec_path: Path) -> None:
         temperature=WORK["temperature"], top_p=WORK["top_p"], learning_rate=WORK["lr"], beta=WORK["kl_coef"],
     )
     model = load_model(Path(spec["model"]))  # our loader: the same weights our run starts from
-    peft_config = lora_config(model, LoraSettings(**spec["lora"])) if spec["lora"] else None
+    peft_config = lora_config(model, LoraSettings(**spec["lora"], enabled=True)) if spec["lora"] else None
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=config, peft_config=peft_config,
                           train_dataset=Dataset.from_list(spec["prompts"]),
                           processing_class=load_tokenizer(Path(spec["model"])), callbacks=[StepTimer()])
