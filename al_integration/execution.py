@@ -36,6 +36,7 @@ from multiprocessing.context import BaseContext
 from typing import Any
 
 import agentlightning as agl
+import aiohttp
 from agentlightning.store.base import LightningStore
 from agentlightning.store.client_server import LightningStoreClient, LightningStoreServer
 from agentlightning.types import AttemptedRollout
@@ -196,8 +197,6 @@ class RunnerMonitor:
 async def wait_until_served(address: str, timeout_s: float) -> None:
     """Poll the store server's /health quietly until it answers, for at most `timeout_s`. agl forks the runners
     while the server is still starting: without this wait each runner's first heartbeat logs a traceback."""
-    import aiohttp
-
     deadline = time.monotonic() + timeout_s
     async with aiohttp.ClientSession() as session:
         while time.monotonic() < deadline:

@@ -42,7 +42,7 @@ from transformers.cache_utils import Cache, DynamicLayer
 
 from common.cli import OneLineErrorsCommand
 from policy.loading import PolicyLoadError, load_model, load_tokenizer
-from policy.lora import adapters_unfolded
+from policy.lora import adapters_unfolded, fold_adapters
 
 log = logging.getLogger(__name__)
 
@@ -270,8 +270,7 @@ class PolicyEngine:
         if tokenizer.chat_template is None:
             raise PolicyLoadError(f"model '{model_name}': its tokenizer has no chat template")
         self.model = model.to(device).eval()
-        with adapters_unfolded(self.model):  # served with its adapters folded in (policy/lora.py)
-            pass
+        fold_adapters(self.model)  # a LoRA model is served with its adapters folded in (policy/lora.py)
         self.tokenizer = tokenizer
         self.model_name = model_name
         self.max_batch_size = max_batch_size
