@@ -4,7 +4,7 @@ A policy directory is either a plain local Hugging Face causal LM (the converted
 build, a user's Qwen or Llama instruct model, a checkpoint's merged `model/`) or a peft LoRA adapter
 directory (`adapter_config.json`) whose `base_model_name_or_path` names a local base directory.
 `resolve_policy_dir` turns the run config's choice (`smollm2`, `tiny` or a directory) into a directory,
-building or converting the built-in ones once.
+building the built-in ones once (the tiny build; SmolLM2's conversion and warm start).
 """
 
 import json
@@ -91,7 +91,7 @@ def load_model(path: Path, *, dtype: torch.dtype = torch.float32, trainable: boo
 
 def resolve_policy_dir(name: PolicyName, model: Path | None, *, tiny_config: Path, smollm2_config: Path) -> Path:
     """The directory a run starts from: `model` when given, else the built-in policy `name`, built (tiny) or
-    converted from its pinned wheel (smollm2) on first use and cached."""
+    converted from its pinned wheel and warm-started (smollm2) on first use and cached."""
     if model is not None:
         check_policy_dir(model)
         return model
@@ -99,6 +99,6 @@ def resolve_policy_dir(name: PolicyName, model: Path | None, *, tiny_config: Pat
         from policy.tiny import ensure_default_policy
 
         return ensure_default_policy(tiny_config)
-    from policy.pretrained import ensure_pretrained_policy
+    from policy.pretrained import ensure_warm_started_policy
 
-    return ensure_pretrained_policy(smollm2_config)
+    return ensure_warm_started_policy(smollm2_config)

@@ -209,10 +209,10 @@ def _general(toks: list[_Token], start: int, end: int) -> bool:
     return True
 
 
-def _sentence(doc: Doc, toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> Sentence:
+def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> Sentence:
     span = toks[start:end]
     last = span[-1]
-    text = doc.text[span[0].idx : last.idx + len(last.text)]
+    text = doc_text[span[0].idx : last.idx + len(last.text)]
     words = tuple(t.lower for t in span if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
     root = next((t for t in span if t.head == t.i or not start <= t.head < end), span[0])
     clause = any(t.tag in FINITE for t in span) or root.tag == "VB"
@@ -260,7 +260,8 @@ def _heap_share(toks: list[_Token], run: int) -> float:
 def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
     cfg = reader.cfg
     toks = _tokens(doc)
-    sentences = tuple(_sentence(doc, toks, start, end, reader) for start, end in _sentence_bounds(toks))
+    doc_text = doc.text  # a spaCy Doc joins its tokens again on every `.text`: once per reply, not per sentence
+    sentences = tuple(_sentence(doc_text, toks, start, end, reader) for start, end in _sentence_bounds(toks))
     openings = Counter(s.words[: cfg.opening_words] for s in sentences if len(s.words) > cfg.opening_words)
     repeated = sum(n for n in openings.values() if n > 1)
     yours = frozenset(toks[t.head].lower for t in toks

@@ -14,15 +14,8 @@ from typer.testing import CliRunner
 
 from agents.prompt import SENTIMENT_PREFIX, build_messages
 from data import load_feedback, load_lessons
-from policy.tiny import (
-    PolicyConfigError,
-    _batch,
-    app,
-    build_policy,
-    encode_example,
-    load_policy_config,
-    train_tokenizer,
-)
+from policy.sft import _batch, encode_example
+from policy.tiny import PolicyConfigError, app, build_policy, load_policy_config, train_tokenizer
 from policy.tiny_data import LessonPairing, sft_examples, tokenizer_corpus
 
 LESSONS = {lesson.id: lesson.text for lesson in load_lessons()}

@@ -550,7 +550,8 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, train_tasks: list[dict],
     records = MetricsLog(run_dir / "metrics.jsonl").records()
     summary = _summary(cfg, records, algo, credit, ctx, fsdp, elapsed_before + time.monotonic() - wall_started)
     summary.update({"model": str(base_path.resolve()), "policy": cfg.policy.name if cfg.policy.model is None
-                    else None, "adapter": _adapter_summary(cfg, run_dir) if lora else None,
+                    else None, "warm_start": _warm_start_summary(base_path),
+                    "adapter": _adapter_summary(cfg, run_dir) if lora else None,
                     "resumed_from_step": start_step if ckpt is not None else None, "start_weights_sha256": start_sha})
     _write_outputs(run_dir, records, algo, summary)
     return summary
@@ -572,6 +573,16 @@ def _learner_model(cfg: RunConfig, base_path: Path, ckpt):
     if ckpt is not None:
         load_adapter(model, ckpt.path / "adapter")
     return model
+
+
+def _warm_start_summary(model_dir: Path) -> dict | None:
+    """What a warm-started built-in policy was trained from (its build report), so the run names the
+    pretrained weights too; None for any other model."""
+    try:
+        report = json.loads((model_dir / "build_report.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return {"from": report["base"], "examples": report["examples"]} if "base" in report else None
 
 
 def _adapter_summary(cfg: RunConfig, run_dir: Path) -> dict:
