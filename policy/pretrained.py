@@ -226,7 +226,7 @@ def warm_start(base: Path, config: WarmStartConfig, target: Path, console: Conso
     examples = warm_start_examples(config)
     encoded = [encode_example(tokenizer, e, config.train.max_reply_tokens) for e in examples]
     console.print(f"warm start: LoRA SFT of {base.name} on {len(encoded)} good replies (once; a few minutes on "
-                  "2 cores)", highlight=False)
+                  "2 cores)", highlight=False, soft_wrap=True)
     model = add_lora(load_model(base), config.lora)
     stats = train_sft(model, encoded, config.train, tokenizer.pad_token_id, config.seed, console)
     model = model.merge_and_unload()

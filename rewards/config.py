@@ -46,6 +46,7 @@ class IntegrityConfig(_Strict):
 
 class OversellingConfig(_Strict):
     hype_terms: list[str]
+    verification_claims: list[str]
     penalty_per_hit: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)

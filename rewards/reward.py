@@ -100,6 +100,7 @@ class RewardScorer:
         self._integrity = _lexicon(config.integrity.markers)
         self._evasive = _lexicon(config.integrity.evasive_phrases)
         self._hype = _lexicon(config.overselling.hype_terms, whole_words=True)
+        self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
         self._pii = PiiPatterns(config.privacy)
@@ -362,20 +363,25 @@ class RewardScorer:
     def _overselling(self, lower: str) -> tuple[float, str]:
         cfg = self.config.overselling
         hype = self._hype.findall(lower)
+        claimed = self._claimed.findall(lower)
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
             near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]
             window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
             if self._claim.search(near) and not self._citation.search(window):
                 uncited.append(m.group())
-        score = _clamp(1.0 - cfg.penalty_per_hit * len(hype) - cfg.uncited_stat_penalty * len(uncited))
+        score = _clamp(1.0 - cfg.penalty_per_hit * (len(hype) + len(claimed))
+                       - cfg.uncited_stat_penalty * len(uncited))
         problems = []
         if hype:
             problems.append(f"remove absolute or hype claims ({', '.join(repr(h) for h in sorted(set(hype))[:4])})")
+        if claimed:
+            problems.append("a check stated as already settled is an assurance the reply cannot back "
+                            f"({', '.join(repr(c) for c in sorted(set(claimed))[:3])})")
         if uncited:
             problems.append(f"a number backing a claim needs a source ({', '.join(repr(u) for u in uncited[:3])})")
         if not problems:
-            return score, "No hype, absolute assurances or uncited statistics."
+            return score, "No hype, absolute assurances, settled-check claims or uncited statistics."
         return score, "Overselling: " + "; ".join(problems) + "."
 
     def _acknowledgment(self, words: list[str], own: list[Sentence], own_share: float,

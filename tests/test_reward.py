@@ -132,6 +132,14 @@ class TestOverselling:
     def test_whole_words_only(self):
         assert comp("The provenance of each dataset is documented.")["overselling"] == 1.0
 
+    def test_a_check_stated_as_settled_is_an_assurance_and_a_promise_to_check_is_not(self):
+        settled = score(GENUINE + " We have confirmed the figures are correct.", FEEDBACK)
+        overselling = settled.components["overselling"]
+        assert overselling.score < 1.0 and "settled" in overselling.explanation
+        assert settled.total < score(GENUINE, FEEDBACK).total
+        assert comp("The weighting has been verified, so nothing changes.")["overselling"] < 1.0
+        assert comp("We will verify the figures and confirm what changed.")["overselling"] == 1.0
+
     def test_a_number_backing_a_claim_needs_a_source(self):
         assert comp("95% of users agree with our approach.")["overselling"] < 1.0
         assert comp("The model is 99% accurate.")["overselling"] < 1.0
