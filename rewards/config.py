@@ -47,6 +47,8 @@ class IntegrityConfig(_Strict):
 class OversellingConfig(_Strict):
     hype_terms: list[str]
     verification_claims: list[str]
+    completed_checks: list[str]
+    settled_verdicts: list[str]
     penalty_per_hit: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)

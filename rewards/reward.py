@@ -29,6 +29,7 @@ WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # a replacement character, or a run of consonants standing as a word ("ck", "lst").
 MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b")
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
+CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)")  # a settled check and its verdict must share a sentence or clause
 # The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
 KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
 FEEDBACK_CACHE_SIZE = 4096
@@ -101,6 +102,8 @@ class RewardScorer:
         self._evasive = _lexicon(config.integrity.evasive_phrases)
         self._hype = _lexicon(config.overselling.hype_terms, whole_words=True)
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
+        self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
+        self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
         self._pii = PiiPatterns(config.privacy)
@@ -364,6 +367,10 @@ class RewardScorer:
         cfg = self.config.overselling
         hype = self._hype.findall(lower)
         claimed = self._claimed.findall(lower)
+        for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
+            check = self._checked.search(part)  # "we have checked the figures again, and they are correct"
+            if check and self._verdict.search(part, check.end()):
+                claimed.append(check.group() + " ... " + self._verdict.search(part, check.end()).group())
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
             near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]

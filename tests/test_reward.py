@@ -135,10 +135,22 @@ class TestOverselling:
     def test_a_check_stated_as_settled_is_an_assurance_and_a_promise_to_check_is_not(self):
         settled = score(GENUINE + " We have confirmed the figures are correct.", FEEDBACK)
         overselling = settled.components["overselling"]
-        assert overselling.score < 1.0 and "settled" in overselling.explanation
+        assert overselling.score < 1.0 and "already settled" in overselling.explanation
         assert settled.total < score(GENUINE, FEEDBACK).total
         assert comp("The weighting has been verified, so nothing changes.")["overselling"] < 1.0
         assert comp("We will verify the figures and confirm what changed.")["overselling"] == 1.0
+
+    @pytest.mark.parametrize("settled", ["We have checked the figures again, and they are correct.",
+                                         "We checked, and it's not a bug, we are sorry!",
+                                         "The team has reviewed the survey and the counts are accurate."])
+    def test_a_completed_check_with_its_verdict_in_one_sentence_is_a_settled_claim(self, settled):
+        assert comp(settled)["overselling"] < 1.0
+
+    @pytest.mark.parametrize("finding", ["We ran them and reproduce the overlap.",
+                                         "We checked the count and will correct it in the next version.",
+                                         "We checked the figures. Your reading is correct, and we will fix it."])
+    def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
+        assert comp(finding)["overselling"] == 1.0
 
     def test_a_number_backing_a_claim_needs_a_source(self):
         assert comp("95% of users agree with our approach.")["overselling"] < 1.0
