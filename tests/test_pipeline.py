@@ -50,8 +50,12 @@ def credited_outcomes(db: Path) -> int:
 
 
 def test_eval_writes_store_mubit_summary_and_no_pii(tmp_path, assert_no_raw_pii):
+    from policy.pretrained import ensure_pretrained_policy
+
     out = tmp_path / "eval"
-    summary = cli("eval", "--split", "val", "--limit", "16", "--output-dir", str(out))
+    # The converted SmolLM2 itself: its 4-minute warm start is tested on a tiny model (tests/test_warm_start.py).
+    model = ensure_pretrained_policy()
+    summary = cli("eval", "--model", str(model), "--split", "val", "--limit", "16", "--output-dir", str(out))
     assert summary["split"] == "val" and summary["n"] == 16
     assert set(summary["reward_by_component"]) >= {"length", "tone", "integrity", "overselling", "acknowledgment"}
     assert (out / "report.md").read_text().startswith("# Evaluation on val")
