@@ -45,7 +45,6 @@ def convert(
     typer.echo(str(path))
 
 
-
 @app.command("warm-start")
 def warm_start(
     source: Annotated[Path, typer.Option(help="source and warm-start settings (YAML)")] = DEFAULT_SOURCE_PATH,
