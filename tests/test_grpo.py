@@ -142,6 +142,59 @@ def test_response_logprobs_match_a_manual_forward():
     assert mask.tolist() == [[1, 1], [0, 1]] and entropy is None  # responses are right-aligned
 
 
+def _groups(seed: int) -> list[Sample]:
+    """Three GRPO groups whose prompts differ in length, interleaved, with responses of 1 to 9 tokens."""
+    gen = random.Random(seed)
+    prompts = {g: [gen.randrange(1, VOCAB) for _ in range(n)] for g, n in (("a", 5), ("b", 9), ("c", 2))}
+    return [Sample(g, prompts[g], [gen.randrange(1, VOCAB) for _ in range(gen.randint(1, 9))], gen.uniform(-1, 1))
+            for _ in range(3) for g in prompts]
+
+
+@pytest.mark.parametrize("architecture", ["gpt2", "llama"])
+def test_a_shared_prompt_pass_gives_the_whole_sequence_logprobs_and_gradients(architecture):
+    """A group's prompt run once, its cache repeated for each response, must give the same logprobs, entropy
+    and gradients as every sequence run whole (GPT-2: the tiny policy; Llama: SmolLM2's architecture)."""
+    if architecture == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             max_position_embeddings=64))
+    else:
+        model = tiny_model()
+    model.eval()
+    samples = _groups(seed=1)
+    results = {}
+    for shared in (False, True):
+        model.zero_grad()
+        out = response_logprobs(model, samples, 0, CPU, entropy=True, share_prompts=shared)
+        (out.logprobs * torch.linspace(0.5, 1.5, out.logprobs.shape[1])).sum().backward()
+        results[shared] = out, [p.grad.clone() for p in model.parameters()]
+    (whole, whole_grads), (once, once_grads) = results[False], results[True]
+    assert torch.equal(whole.mask, once.mask)
+    assert torch.allclose(whole.logprobs, once.logprobs, atol=1e-5)
+    assert torch.allclose(whole.entropy, once.entropy, atol=1e-5)
+    for g, h in zip(whole_grads, once_grads, strict=True):
+        assert torch.allclose(g, h, atol=1e-5, rtol=1e-4)
+
+
+def test_the_learner_updates_the_same_with_and_without_shared_prompts():
+    """Interleaved groups are regrouped into micro-batches; the loss, the metrics and the gradient (still on the
+    parameters after the step) are those of the whole-sequence passes."""
+    samples = _groups(seed=2)
+    models, metrics = {shared: tiny_model() for shared in (False, True)}, {}
+    for shared, model in models.items():
+        learner = GRPOLearner(model, tiny_model(1), GRPOConfig_(lr=1e-2, kl_coef=0.05, micro_batch_size=3,
+                                                               share_prompts=shared), pad_token_id=0)
+        metrics[shared] = learner.step(samples)
+    assert metrics[True]["response_tokens"] == metrics[False]["response_tokens"] == sum(
+        len(s.response_ids) for s in samples)
+    for key in ("loss", "kl", "entropy", "grad_norm"):
+        assert metrics[True][key] == pytest.approx(metrics[False][key], rel=1e-4, abs=1e-6), key
+    for p, q in zip(models[False].parameters(), models[True].parameters(), strict=True):
+        assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6)
+
+
 def test_learner_raises_probability_of_rewarded_responses():
     model, ref = tiny_model(), tiny_model()
     learner = GRPOLearner(model, ref, GRPOConfig_(lr=1e-2, kl_coef=0.0), pad_token_id=0)

@@ -74,6 +74,7 @@ class GRPOConfig(_Strict):
     max_grad_norm: float = Field(gt=0)
     micro_batch_size: int = Field(ge=1)
     adv_eps: float = Field(gt=0)
+    share_prompts: bool
 
 
 class MubitSection(_Strict):

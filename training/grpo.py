@@ -18,6 +18,11 @@ practitioners read first (TRL's names): the policy's entropy on the response tok
 far its logprobs are from the server's before the update (`sampling/sampling_logp_difference/*`: near 0 unless
 the server runs other weights or another temperature). A step whose gradient norm is not finite is skipped.
 
+The G rollouts of a group share one prompt, which is most of each sequence's tokens (system message, lessons,
+feedback). With `share_prompts` a micro-batch holds whole groups and runs each distinct prompt once, keeping its
+KV cache for the responses on top (`response_logprobs`): the same logprobs and gradients as whole sequences, to
+float rounding, in about half the learner's time. TRL's GRPOTrainer runs every sequence whole.
+
 The learner is plain torch on one `nn.Module`, so DistributedDataParallel or FSDP can wrap the model
 without changes here (training/distributed.py): gradients are accumulated over micro-batches (with DDP's
 `no_sync` on all but the last), advantages can be given for the whole batch when this process holds only a
@@ -80,37 +85,87 @@ class ResponseLogprobs(NamedTuple):
 
 
 def response_logprobs(model: nn.Module, samples: list[Sample], pad_id: int, device: torch.device,
-                      entropy: bool = False) -> ResponseLogprobs:
+                      entropy: bool = False, share_prompts: bool = False) -> ResponseLogprobs:
     """Per-token log-probabilities of each sample's response tokens under `model`, from the raw logits.
 
-    Left padding (with position ids from the mask, as `generate` uses) puts every response at the end of its
-    row, so only the last `max_response + 1` positions go through the output head and the softmax
-    (`logits_to_keep`): with a 49k vocabulary the logits of the prompt positions were most of the memory and
-    a third of the time of a SmolLM2 step. Returns (logprobs, mask, entropy), [batch, max_response_len];
-    a row's response is right-aligned in them, padded positions have mask 0."""
-    seqs = [s.prompt_ids + s.response_ids for s in samples]
-    width = max(len(s) for s in seqs)
-    max_resp = max(len(s.response_ids) for s in samples)
-    input_ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(seqs), width), dtype=torch.long)
-    for i, seq in enumerate(seqs):
-        input_ids[i, width - len(seq):] = torch.tensor(seq)
-        attention[i, width - len(seq):] = 1
-    positions = (attention.cumsum(-1) - 1).clamp(min=0)
-    input_ids, attention, positions = input_ids.to(device), attention.to(device), positions.to(device)
-    logits = model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                   logits_to_keep=max_resp + 1).logits[:, :-1].float()  # position p predicts token p + 1
-    all_logp = F.log_softmax(logits, dim=-1)
-    token_logp = torch.gather(all_logp, 2, input_ids[:, width - max_resp:, None]).squeeze(-1)
-    mask = torch.zeros((len(samples), max_resp), device=device)
-    for i, s in enumerate(samples):
-        mask[i, max_resp - len(s.response_ids):] = 1
-    token_logp = token_logp * mask
+    Returns (logprobs, mask, entropy), [batch, max_response_len]; a row's response is right-aligned in them,
+    padded positions have mask 0. Only response positions go through the output head and the softmax (with a
+    49k vocabulary the logits of the prompt positions were most of the memory and a third of the time of a
+    SmolLM2 step). `share_prompts`: samples with the same prompt (a GRPO group) run it through the model once
+    (`_shared_prompt_logits`); the same logprobs to float rounding, about half the learner's time when the
+    prompt is most of a sequence's tokens."""
+    lengths = [len(s.response_ids) for s in samples]
+    max_resp = max(lengths)
+    shared = share_prompts and max_resp > 0 and len({tuple(s.prompt_ids) for s in samples}) < len(samples)
+    logits, targets = (_shared_prompt_logits if shared else _whole_sequence_logits)(model, samples, pad_id, device)
+    all_logp = F.log_softmax(logits.float(), dim=-1)
+    token_logp = torch.gather(all_logp, 2, targets[:, :, None]).squeeze(-1)
     token_entropy = None
     if entropy:
         with torch.no_grad():
-            token_entropy = -(all_logp.exp() * all_logp).sum(-1) * mask
+            token_entropy = -(all_logp.exp() * all_logp).sum(-1)
+    shift = torch.tensor([max_resp - n for n in lengths], device=device)[:, None]
+    columns = torch.arange(max_resp, device=device)[None]
+    mask = (columns >= shift).float()
+    if shared:  # its responses start at column 0: move each to the right end
+        source = (columns - shift).clamp(min=0)
+        token_logp = token_logp.gather(1, source)
+        token_entropy = token_entropy.gather(1, source) if token_entropy is not None else None
+    token_logp = token_logp * mask
+    token_entropy = token_entropy * mask if token_entropy is not None else None
     return ResponseLogprobs(token_logp, mask, token_entropy)
+
+
+def _left_padded(rows: list[list[int]], pad_id: int, device: torch.device):
+    """Token ids, attention mask and position ids (from the mask, as `generate` uses) of left-padded rows."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, width - len(row):] = torch.tensor(row)
+        attention[i, width - len(row):] = 1
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), attention.to(device), positions.to(device)
+
+
+def _whole_sequence_logits(model: nn.Module, samples: list[Sample], pad_id: int, device: torch.device):
+    """Each sample's prompt + response as one left-padded row: every response ends at the right edge, so the
+    last `max_response + 1` positions (`logits_to_keep`) predict all response tokens, right-aligned."""
+    ids, attention, positions = _left_padded([s.prompt_ids + s.response_ids for s in samples], pad_id, device)
+    max_resp = max(len(s.response_ids) for s in samples)
+    logits = model(input_ids=ids, attention_mask=attention, position_ids=positions,
+                   logits_to_keep=max_resp + 1).logits[:, :-1]  # position p predicts token p + 1
+    return logits, ids[:, ids.shape[1] - max_resp:]
+
+
+def _shared_prompt_logits(model: nn.Module, samples: list[Sample], pad_id: int, device: torch.device):
+    """Each distinct prompt runs once (left-padded, with its KV cache kept and its last position's logits);
+    the cache is repeated for the samples that share it and their responses (right-padded, all but the last
+    token) run on top of it. The gradient flows through the cache into the prompt's single pass, once per
+    sample that used it, as in the whole-sequence pass. Returns logits and targets with each response
+    starting at column 0."""
+    prompts = list(dict.fromkeys(tuple(s.prompt_ids) for s in samples))
+    index = {p: k for k, p in enumerate(prompts)}
+    rows = torch.tensor([index[tuple(s.prompt_ids)] for s in samples], device=device)
+    ids, attention, positions = _left_padded([list(p) for p in prompts], pad_id, device)
+    out = model(input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1)
+    logits = out.logits[rows]  # [batch, 1, vocab]: each response's first token
+    max_resp = max(len(s.response_ids) for s in samples)
+    targets = torch.full((len(samples), max_resp), pad_id, dtype=torch.long)
+    response_mask = torch.zeros((len(samples), max_resp), dtype=torch.long)
+    for i, s in enumerate(samples):
+        targets[i, : len(s.response_ids)] = torch.tensor(s.response_ids)
+        response_mask[i, : len(s.response_ids)] = 1
+    targets, response_mask = targets.to(device), response_mask.to(device)
+    if max_resp > 1:
+        cache = out.cache
+        cache.batch_select_indices(rows)
+        start = attention.sum(-1)[rows][:, None]  # each response's first position: its prompt's length
+        rest = model(input_ids=targets[:, :-1], attention_mask=torch.cat([attention[rows], response_mask[:, :-1]], 1),
+                     position_ids=start + torch.arange(max_resp - 1, device=device)[None], cache=cache,
+                     use_cache=True).logits
+        logits = torch.cat([logits, rest], dim=1)
+    return logits, targets
 
 
 def grpo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, advantages: torch.Tensor,
@@ -217,8 +272,13 @@ class GRPOLearner:
         sums = dict.fromkeys(("loss", "kl", "entropy", "clip_ratio/low", "clip_ratio/high", "clip_ratio/region",
                               "logp_gap", "logp_gap_max", "gap_tokens", "tokens"), 0.0)
         low_min, high_max = 1.0, 0.0
-        chunks = [list(range(i, min(i + cfg.micro_batch_size, len(samples))))
-                  for i in range(0, len(samples), cfg.micro_batch_size)]
+        order = list(range(len(samples)))
+        if cfg.share_prompts:  # a group's samples in one micro-batch, where they share its prompt's pass
+            first_seen: dict[tuple[int, ...], int] = {}
+            for i, s in enumerate(samples):
+                first_seen.setdefault(tuple(s.prompt_ids), i)
+            order.sort(key=lambda i: first_seen[tuple(samples[i].prompt_ids)])
+        chunks = [order[i: i + cfg.micro_batch_size] for i in range(0, len(order), cfg.micro_batch_size)]
         own = len(chunks)
         chunks += [chunks[0]] * (micro_batches - own)
         for k, idx in enumerate(chunks):
@@ -226,7 +286,7 @@ class GRPOLearner:
             with contextlib.nullcontext() if k == len(chunks) - 1 else _accumulating(self.model):
                 with autocast:
                     new_logp, mask, entropy = response_logprobs(self.model, batch, self.pad_token_id, self.device,
-                                                                entropy=True)
+                                                                entropy=True, share_prompts=cfg.share_prompts)
                     ref_logp = self._reference_logprobs(batch) if cfg.kl_coef > 0 else None
                 old_logp, scored = self._behaviour_logprobs(batch, new_logp)
                 loss, stats = grpo_loss(new_logp, old_logp, ref_logp, advantages[idx].to(self.device), mask,
@@ -275,9 +335,11 @@ class GRPOLearner:
     def _reference_logprobs(self, batch: list[Sample]) -> torch.Tensor | None:
         if self.reference_mode is not None:
             with self.reference_mode():
-                return response_logprobs(self.model, batch, self.pad_token_id, self.device).logprobs
+                return response_logprobs(self.model, batch, self.pad_token_id, self.device,
+                                         share_prompts=self.config.share_prompts).logprobs
         if self.ref_model is not None:
-            return response_logprobs(self.ref_model, batch, self.pad_token_id, self.device).logprobs
+            return response_logprobs(self.ref_model, batch, self.pad_token_id, self.device,
+                                     share_prompts=self.config.share_prompts).logprobs
         return None
 
     @staticmethod

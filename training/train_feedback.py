@@ -512,8 +512,10 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, train_tasks: list[dict],
     if cfg.grpo.kl_coef > 0 and not lora:  # full fine-tuning: the starting weights, as a second model
         reference = load_model(base_path).to(device)
     learner_model = wrap_model(policy_model, ctx, fsdp) if ctx is not None else policy_model
+    # The shared-prompt pass runs two forwards per micro-batch, which DDP and FSDP have not been run with here.
+    grpo = cfg.grpo if ctx is None else cfg.grpo.model_copy(update={"share_prompts": False})
     learner = GRPOLearner(
-        learner_model, reference, cfg.grpo,
+        learner_model, reference, grpo,
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
         device=device, autocast_dtype=autocast,
         reference_mode=(lambda: reference_mode(learner_model)) if lora else None,  # LoRA: the base itself
