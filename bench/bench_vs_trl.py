@@ -13,8 +13,9 @@ tokens, lr, KL beta and micro-batch size; one optimizer step per step's completi
   step order: the chat messages with the recalled lessons, rendered by the tokenizer's chat template), scored by
   `rewards.default_scorer()` on the same redacted feedback. A callback times each optimizer step (generation,
   reward, reference and policy passes). `bf16=False`: TRL's default bf16 autocast would make TRL ~10x slower
-  on a CPU without native bf16 (this one), which would flatter us; `use_cpu`, `disable_dropout`, `report_to=[]`
-  as docs/performance.md says.
+  on a CPU without native bf16 (this one), which would flatter us; `gradient_checkpointing=False`: TRL 1.x
+  defaults it to True, which recomputes the forward in backward (memory for time) and would flatter us too;
+  `use_cpu`, `disable_dropout`, `report_to=[]` as docs/performance.md says.
 
 The first `--warmup` steps of every run are left out; runs alternate A B A B (`--rounds`), both sides get the
 same environment and torch's default thread count. Each side's figures pool its measured steps over the rounds;
@@ -172,6 +173,7 @@ def trl_worker(spec_path: Path) -> None:
     config = GRPOConfig(
         output_dir=spec["output_dir"], use_cpu=True, bf16=False, disable_dropout=True, report_to=[],
         save_strategy="no", logging_steps=1, seed=7, shuffle_dataset=False, max_steps=spec["steps"],
+        gradient_checkpointing=False,  # TRL's default True recomputes activations in backward; we do not
         per_device_train_batch_size=WORK["micro_batch_size"], gradient_accumulation_steps=accumulation,
         num_generations=WORK["group_size"], max_completion_length=WORK["max_tokens"],
         temperature=WORK["temperature"], top_p=WORK["top_p"], learning_rate=WORK["lr"], beta=WORK["kl_coef"],
