@@ -54,15 +54,17 @@ def _score_share(share, kind: str, ready, start, done) -> None:
     if kind == "reward":
         scorer = RewardScorer(config)
         scorer.score_many(share[:4])
-        scorer.clear_feedback_cache()
-        work = lambda: [scorer(reply, feedback) for feedback, reply in share]  # noqa: E731
+        scorer.clear_feedback_cache()  # a rollout's runner has rarely seen its feedback before
     else:
         nlp = load_parser(config.coherence.spacy_model)
         list(nlp.pipe(reply for _, reply in share[:4]))
-        work = lambda: [nlp(reply) for _, reply in share]  # noqa: E731
     ready.release()
     start.wait()
-    work()
+    for feedback, reply in share:
+        if kind == "reward":
+            scorer(reply, feedback)
+        else:
+            nlp(reply)
     done.release()
 
 
