@@ -369,8 +369,8 @@ class RewardScorer:
         claimed = self._claimed.findall(lower)
         for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"
-            if check and self._verdict.search(part, check.end()):
-                claimed.append(check.group() + " ... " + self._verdict.search(part, check.end()).group())
+            if check and (verdict := self._verdict.search(part, check.end())):
+                claimed.append(check.group() + " ... " + verdict.group())
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
             near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]

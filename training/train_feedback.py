@@ -514,6 +514,8 @@ def _train(cfg: RunConfig, run_dir: Path, ckpt, train_tasks: list[dict],
     learner_model = wrap_model(policy_model, ctx, fsdp) if ctx is not None else policy_model
     # The shared-prompt pass runs two forwards per micro-batch, which DDP and FSDP have not been run with here.
     grpo = cfg.grpo if ctx is None else cfg.grpo.model_copy(update={"share_prompts": False})
+    if grpo.share_prompts != cfg.grpo.share_prompts:
+        logger.info("grpo.share_prompts is off under --mode distributed: every sequence runs whole")
     learner = GRPOLearner(
         learner_model, reference, grpo,
         pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
