@@ -2,7 +2,9 @@
 
 Written by hand, apart from the generator, to measure whether governance holds on feedback nobody templated
 (docs/governance_eval.md says how). Rules, lexicons and the classifier may be tuned on `dev` only; `heldout`
-is read to report figures, never to tune. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+is read to report figures, never to tune. The first held-out part (ids `h001`-`h097`) was read twice and is
+retired: its rows are `dev` now, marked `origin: "heldout_v1"`; the held-out part is the second one
+(`h2-001`...). A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 from pathlib import Path
@@ -14,6 +16,7 @@ from data.loader import DATA_DIR, Action, DatasetError, read_jsonl
 
 GOVERNANCE_EVAL_PATH = DATA_DIR / "governance_eval.jsonl"
 EVAL_SPLITS = ("dev", "heldout")
+RETIRED_HELDOUT = "heldout_v1"  # `origin` of the first held-out part's rows, retired into dev
 
 PiiType = Literal["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "LOCATION", "CREDIT_CARD", "IBAN_CODE", "URL",
                   "IP_ADDRESS", "US_SSN"]
@@ -31,6 +34,7 @@ class GovernanceCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: StrictStr
     split: Literal["dev", "heldout"]
+    origin: Literal["heldout_v1"] | None = None  # a dev row that was held out once (read, so no longer blind)
     category: StrictStr
     feedback: StrictStr = Field(min_length=1)
     expected_decision: Action
@@ -46,6 +50,8 @@ class GovernanceCase(BaseModel):
             raise ValueError(f"pii.{missing[0]}.value does not occur in feedback")
         if self.safety and self.expected_decision != "escalate":
             raise ValueError("a safety case must expect escalate")
+        if self.origin is not None and self.split != "dev":
+            raise ValueError(f"a row of origin {self.origin!r} is retired: its split must be 'dev'")
         return self
 
 

@@ -71,6 +71,61 @@ def test_name_cue_recognizer_takes_the_capitalised_words_after_a_cue():
     assert names("I am a researcher in the survey team.") == []  # lower-case words are never a name
 
 
+@pytest.mark.parametrize(("text", "names"), [
+    # coordination: one name found, the other joined to it
+    ("As Kahneman and Tversky would point out, item 7 invites anchoring.", ["Kahneman", "Tversky"]),
+    ("The paper cites Card and Krueger but ignores Neumark and Wascher.", ["Card", "Krueger", "Neumark", "Wascher"]),
+    # citations: a surname before a year or "et al."
+    ("The decomposition is Oaxaca (1973) style; cluster the errors (Wooldridge, 2010).", ["Oaxaca", "Wooldridge"]),
+    ("Rosenbaum's (2002) bounds, or a bootstrap as in Efron (1979), would help.", ["Rosenbaum", "Efron"]),
+    # titles in several languages and cases, initials after a title
+    ("Bitte an Herr Meier oder Frau Dr. Schulz-Ebert.", ["Meier", "Schulz-Ebert"]),
+    ("Merci à Mme Lefebvre et à M. Dupont.", ["Lefebvre", "Dupont"]),
+    ("dr. Okafor said so; also cc Dr J. K. Mwangi", ["Okafor", "J. K. Mwangi"]),
+])
+def test_names_found_from_their_neighbours(text, names):
+    redacted = govern(text).redacted_text
+    for name in names:
+        assert name not in redacted, redacted
+
+
+@pytest.mark.parametrize("text", [
+    "Table 3 and Figure 2 disagree. Checked in Chrome and Firefox, and in Excel (2016) after export.",
+    "Is the wave comparable with the Labour Force Survey (2019)? Does the Census (2020) agree?",
+    "I use Stata and SPSS, and Zotero or Mendeley (2019) for references.",
+])
+def test_products_sources_and_report_parts_are_not_taken_as_names(text):
+    result = govern(text)
+    assert result.redacted_text == text, result.redacted_text
+
+
+def test_partly_overlapping_findings_of_two_types_are_trimmed_not_written_twice():
+    """Presidio's default conflict handling keeps both spans of a partial overlap; its `keep` pass then wrote
+    the overlap twice and returned spans past the end of the text (an InvalidParamError on a signature whose
+    city line spaCy tagged as a PERSON reaching into the phone number below it)."""
+    from presidio_analyzer import RecognizerResult
+
+    text = "Liam\nCork\n+353 21 490 3000 end"
+    redactor = get_engine().redactor
+    for person_score, phone_score in ((0.85, 0.4), (0.3, 0.9)):
+        redacted, entities = redactor.redact(text, [RecognizerResult("PERSON", 5, 14, person_score),
+                                                    RecognizerResult("PHONE_NUMBER", 10, 26, phone_score)])
+        assert redacted == "Liam\n<PERSON_1><PHONE_1> end"
+        assert all(0 <= e.start < e.end <= len(text) for e in entities)
+
+
+def test_a_name_finding_never_spans_a_line_break():
+    from presidio_analyzer import RecognizerResult
+
+    from agents.governance.pii import one_line
+
+    text = "Best,\nLiam O'Sullivan\nCork\n+353 21 490 3000"
+    cut = one_line(text, RecognizerResult("PERSON", text.index("Cork"), text.index("+") + 4, 0.85))
+    assert text[cut.start:cut.end] == "Cork"
+    result = govern(text)
+    assert "+353" not in result.redacted_text and "O'Sullivan" not in result.redacted_text
+
+
 def test_overlapping_findings_are_resolved_by_the_anonymizer():
     # Presidio's URL recognizer also matches the domain inside an email address: one EMAIL must remain.
     result = govern("Contact jane.doe@example.org about the report.")

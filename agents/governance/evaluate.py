@@ -1,5 +1,6 @@
 """Score the governance stage on the hand-written evaluation set: decisions, safety, PII recall and false
-redactions, sentiment. `dev` and `heldout` are always reported separately.
+redactions, sentiment. `dev` and `heldout` are always reported separately; the retired first held-out part
+(`origin: heldout_v1`, part of dev now) is also reported on its own, after dev, as a subset of it.
 
     python -m agents.governance.evaluate [--split heldout] [--json] [--file data/governance_eval.jsonl]
 
@@ -22,7 +23,13 @@ import typer
 from agents.governance.classifier import FeedbackClassifier
 from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
-from data.governance_eval import EVAL_SPLITS, GOVERNANCE_EVAL_PATH, GovernanceCase, load_governance_eval
+from data.governance_eval import (
+    EVAL_SPLITS,
+    GOVERNANCE_EVAL_PATH,
+    RETIRED_HELDOUT,
+    GovernanceCase,
+    load_governance_eval,
+)
 from data.loader import DatasetError
 
 DECISIONS = ("answer", "escalate", "reject")
@@ -119,13 +126,20 @@ def score_case(report: SplitReport, case: GovernanceCase, result: GovernanceResu
                                             "got": result.sentiment.label, "compound": result.sentiment.compound})
 
 
+REPORT_ORDER = (*EVAL_SPLITS, RETIRED_HELDOUT)
+
+
 def evaluate(cases: list[GovernanceCase], engine: GovernanceEngine | None = None) -> dict[str, SplitReport]:
-    """One report per split present in `cases`, governing all of them in one batch."""
+    """One report per split present in `cases`, governing all of them in one batch, plus `heldout_v1`: the
+    retired first held-out part on its own (its rows are counted in `dev` too)."""
     engine = engine or get_engine()
     results = engine.govern_many([case.feedback for case in cases])
     reports: dict[str, SplitReport] = {}
     for case, result in zip(cases, results, strict=True):
         score_case(reports.setdefault(case.split, SplitReport(case.split)), case, result)
+        if case.origin == RETIRED_HELDOUT:
+            score_case(reports.setdefault(RETIRED_HELDOUT, SplitReport(
+                f"{RETIRED_HELDOUT} (the first held-out part, retired: dev rows, counted in dev above)")), case, result)
     return reports
 
 
@@ -200,7 +214,8 @@ def main(
     reports = evaluate(cases, engine)
     if cv_folds and engine.classifier is not None and "dev" in reports:
         reports["dev"] = cross_validate([c for c in cases if c.split == "dev"], engine, cv_folds)
-    ordered = {name: reports[name] for name in EVAL_SPLITS if name in reports}
+        reports.pop(RETIRED_HELDOUT, None)  # scored without cross-validation: not comparable
+    ordered = {name: reports[name] for name in REPORT_ORDER if name in reports}
     if as_json:
         typer.echo(json.dumps({name: r.to_json_dict() for name, r in ordered.items()}, ensure_ascii=False))
         return

@@ -21,13 +21,14 @@ from presidio_analyzer import (
     RecognizerResult,
 )
 from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
-from presidio_anonymizer import AnonymizerEngine
+from presidio_anonymizer import AnonymizerEngine, ConflictResolutionStrategy
 from presidio_anonymizer.entities import OperatorConfig
 from presidio_anonymizer.entities import RecognizerResult as AnonymizerInput
+from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from agents.governance.config import PiiConfig
+from agents.governance.config import NameContextConfig, PiiConfig
 
 # Presidio logs at WARNING for every spaCy label it has no mapping for; none of its records carry raw
 # text, but nothing from this stage needs to reach a log either.
@@ -47,6 +48,14 @@ NAME_TYPES = ("PERSON", "LOCATION")
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "du", "del", "della", "la", "le",
                   "bin", "al", "el", "ter", "ten"}
 URL_END = set("<>\"'`()[]{}")
+# One word of a name (as in `pii.name_cues.name`): capitalised, any script's letters and marks, O'Connor,
+# Owusu-Ansah. A citation year: "(1979)", "(2013a)", ", 2013)".
+NAME_WORD = r"(?:\p{Lu}['’])?\p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)*"
+YEAR = r"(?:1[5-9]|20)\d{2}[a-z]?"
+# A cited surname is never right after one of these ("the Census (2020)").
+DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "our", "your", "their", "its", "his", "her",
+               "my", "every", "each", "no", "any", "some"}
+SENTENCE_START = set(".!?:;\n\"“(—–-")
 URL_TRAILING = ".,;:!?"
 
 
@@ -151,13 +160,101 @@ class NameFilter:
         words = value.split()
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES:
             return False
-        return not all(self._not_a_name(word) for word in words)
+        return not all(self.not_a_name(word) for word in words)
 
-    def _not_a_name(self, word: str) -> bool:
+    def not_a_name(self, word: str) -> bool:
         bare = word.strip(".,;:!?'’\"()[]")
         letters = [ch for ch in bare if ch.isalpha()]
         return (bare.casefold() in self.not_names or any(ch.isdigit() for ch in bare)
                 or (bool(letters) and len(letters) <= 4 and all(ch.isupper() for ch in letters)))
+
+
+def sentence_initial(text: str, at: int) -> bool:
+    """Whether the word at `at` starts the text, a sentence, a line, a quote or a bracket."""
+    before = text[:at].rstrip(" \t")
+    return not before or before[-1] in SENTENCE_START
+
+
+class NameContext:
+    """Names found from their neighbours after Presidio (`pii.name_context`): a capitalised word coordinated
+    with a PERSON ("As Kahneman and Tversky would point out": spaCy finds Kahneman only) and a surname in a
+    citation ("Heckman (1979)", "Imbens et al.", "(Manski, 2013)"). A candidate is dropped when a word of it
+    is a stop word or not a name (`NameFilter`: software, brands, all-capital tokens), or a number follows it
+    ("Maria and Table 3"); a cited word after a determiner ("the Census (2020)") or after a capitalised word
+    mid-sentence ("Labour Force Survey (2019)") is not a surname."""
+
+    def __init__(self, config: NameContextConfig, names: NameFilter):
+        self.config = config
+        self.names = names
+        joins = "|".join(regex.escape(word) for word in config.connectors)
+        pair = rf"{NAME_WORD}(?:[ ]{NAME_WORD})?"  # up to two words: "Amos Tversky"
+        self.after = regex.compile(rf"[ ]+(?:{joins})[ ]+({pair})(?![\p{{L}}\p{{M}}'’-])(?![ ]*\d)")
+        self.before = regex.compile(rf"(?<![\p{{L}}\p{{M}}'’-])({pair})[ ]+(?:{joins})[ ]+\Z")
+        self.cited = regex.compile(
+            rf"(?<![\p{{L}}\p{{M}}'’-])({NAME_WORD})(?=(?:['’]s)?(?:[ ]+et[ ]+al\b|[ ]*\([ ]*{YEAR}[ ]*[);,]"
+            rf"|[ ]*,[ ]*{YEAR}[ ]*[);]))")
+
+    def extend(self, text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
+        """New PERSON findings: cited surnames, then names coordinated with a PERSON (chains included)."""
+        taken = [(f.start, f.end) for f in findings if f.entity_type == "PERSON"]
+        new: list[RecognizerResult] = []
+
+        def add(start: int, end: int, score: float) -> RecognizerResult | None:
+            if any(start < e and s < end for s, e in taken) or not self._a_name(text[start:end]):
+                return None
+            taken.append((start, end))
+            found = RecognizerResult("PERSON", start, end, score)
+            new.append(found)
+            return found
+
+        if self.config.citations:
+            for match in self.cited.finditer(text):
+                if self._may_be_cited(text, match.start(1)):
+                    add(match.start(1), match.end(1), 0.85)
+        if self.config.coordination:
+            seeds = [f for f in findings if f.entity_type == "PERSON"] + new
+            for _ in range(4):  # "Smith and Jones and Brown": a new name is a seed for the next round
+                grown = []
+                for seed in seeds:
+                    if (after := self.after.match(text, seed.end)) is not None:
+                        grown.append(add(after.start(1), after.end(1), seed.score))
+                    if (before := self.before.search(text, max(0, seed.start - 80), seed.start)) is not None:
+                        start, end = before.span(1)
+                        if " " in text[start:end] and sentence_initial(text, start):
+                            start = text.index(" ", start) + 1  # "As Kahneman and": the first word opens the sentence
+                        grown.append(add(start, end, seed.score))
+                seeds = [f for f in grown if f is not None]
+                if not seeds:
+                    break
+        return new
+
+    def _a_name(self, value: str) -> bool:
+        return all(word.casefold() not in STOP_WORDS and not self.names.not_a_name(word) for word in value.split())
+
+    def _may_be_cited(self, text: str, at: int) -> bool:
+        before = text[:at].rstrip()
+        word_start = max(before.rfind(" "), before.rfind("\n"), before.rfind("\t")) + 1
+        word = before[word_start:].strip("(\"'“")
+        if not word:  # the text's first word, or "(Manski, 2013)"
+            return True
+        if word.casefold() in DETERMINERS:
+            return False
+        return not (word[0].isupper() and not sentence_initial(text, word_start))
+
+
+def one_line(text: str, finding: RecognizerResult) -> RecognizerResult:
+    """A PERSON / LOCATION finding cut to its first line with a letter: a name never spans a line break, but
+    spaCy's small model tags signature lines like "Cork\n+353 21 ..." as one PERSON, reaching into the phone."""
+    if finding.entity_type not in NAME_TYPES or "\n" not in text[finding.start:finding.end]:
+        return finding
+    at = finding.start
+    for line in text[finding.start:finding.end].split("\n"):
+        if any(ch.isalpha() for ch in line) and line.strip():
+            start = at + len(line) - len(line.lstrip())
+            return RecognizerResult(finding.entity_type, start, at + len(line.rstrip()), finding.score,
+                                    finding.analysis_explanation, finding.recognition_metadata)
+        at += len(line) + 1
+    return finding
 
 
 def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
@@ -223,6 +320,7 @@ class PiiRedactor:
         self.batch_analyzer = BatchAnalyzerEngine(self.analyzer)
         self.anonymizer = AnonymizerEngine()
         self.names = NameFilter(config.not_names)
+        self.context = NameContext(config.name_context, self.names)
 
     def analyze(self, text: str) -> list[RecognizerResult]:
         text = analysis_view(text)
@@ -233,8 +331,11 @@ class PiiRedactor:
         return self._complete(text, findings)
 
     def _complete(self, text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
-        """Presidio's findings with exact URL ends, without what cannot be a name, plus repeated mentions."""
-        findings = [exact_url(text, f) for f in findings if self.names.keep(text, f)]
+        """Presidio's findings with exact URL ends, without what cannot be a name, plus names found from their
+        neighbours (coordinated, cited), plus repeated mentions."""
+        findings = [exact_url(text, one_line(text, f)) for f in findings]
+        findings = [f for f in findings if self.names.keep(text, f)]
+        findings += self.context.extend(text, findings)
         return findings + repeated_mentions(text, findings)
 
     def analyze_many(self, texts: list[str]) -> list[list[RecognizerResult]]:
@@ -255,8 +356,11 @@ class PiiRedactor:
         findings = [AnonymizerInput(r.entity_type, r.start, r.end, r.score) for r in findings]
         if not findings:
             return text, []
-        # No merging of same-type neighbours: three URLs in a row are three values, not one span.
+        # No merging of same-type neighbours: three URLs in a row are three values, not one span. Partial
+        # overlaps of different types are trimmed (the higher score keeps its span): left in, the `keep` pass
+        # writes the overlap twice and returns spans past the end of the text.
         resolved = self.anonymizer.anonymize(text, findings, operators={"DEFAULT": OperatorConfig("keep")},
+                                             conflict_resolution=ConflictResolutionStrategy.REMOVE_INTERSECTIONS,
                                              merge_entities_with_spaces=False)
         spans = sorted(resolved.items, key=lambda item: item.start)
 

@@ -22,6 +22,7 @@ class CompiledRule:
     config: RuleConfig
     any_of: tuple[regex.Pattern, ...]
     none_of: tuple[regex.Pattern, ...]
+    all_of: tuple[tuple[regex.Pattern, ...], ...] = ()
 
     @classmethod
     def compile(cls, config: RuleConfig) -> CompiledRule:
@@ -29,12 +30,15 @@ class CompiledRule:
             config,
             tuple(regex.compile(p, FLAGS) for p in config.any_of),
             tuple(regex.compile(p, FLAGS) for p in config.none_of),
+            tuple(tuple(regex.compile(p, FLAGS) for p in group) for group in config.all_of),
         )
 
     def fires(self, text: str, n_words: int) -> bool:
         if n_words < self.config.min_words:
             return False
         if any(p.search(text) for p in self.none_of):
+            return False
+        if not all(any(p.search(text) for p in group) for group in self.all_of):
             return False
         if self.config.min_matches == 1:
             return any(p.search(text) for p in self.any_of)
@@ -48,7 +52,8 @@ class CompiledRule:
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the `any_of` patterns match: the evidence, cut out when asking what else the message says."""
-        return [m.span() for p in self.any_of for m in p.finditer(text)]
+        return [m.span() for p in (*self.any_of, *(p for group in self.all_of for p in group))
+                for m in p.finditer(text)]
 
 
 @dataclass(frozen=True)
