@@ -4,9 +4,11 @@
 
 The replies are the ~100-word ones (80-130 words) of the hand-written reader set and of the dataset's
 references, each with its feedback. The reward parses every reply with spaCy's tagger and parser (its
-largest cost) and VADER-scores it; the bare rows do only that, on the same texts. Rates are CPU seconds of
-this process, best of `--repeats` interleaved passes, so that load from other processes distorts the
-comparison as little as possible. Target: the reward >= 100 replies/s on ~100-word replies (a 32-reply
+largest cost) and VADER-scores it; the bare rows do only that, on the same texts, with spaCy loaded as a
+user loads it (`spacy.load` with the same pipes left out, so thinc's default blis matrix product, where the
+reward's parser uses numpy's: rewards/sentences.py). Rates are CPU seconds of this process, best of
+`--repeats` interleaved passes, so that load from other processes distorts the comparison as little as
+possible. Target: the reward >= 100 replies/s on ~100-word replies (a 32-reply
 GRPO step then spends < 0.4 s in it).
 
 The last rows are what a training step sees: every rollout scores its own reply in its runner process, so the
@@ -21,10 +23,12 @@ import multiprocessing as mp
 import os
 import time
 
+import spacy
+
 from data import DATA_DIR, SPLITS
 from data.reader_set import load_reader_set
 from rewards import RewardScorer, load_config
-from rewards.sentences import load_parser
+from rewards.sentences import PARSER_EXCLUDES
 
 MIN_WORDS, MAX_WORDS = 80, 130
 
@@ -35,6 +39,10 @@ def pairs() -> list[tuple[str, str]]:
     found = [(r["feedback"], ref["text"]) for r in rows for ref in r["references"]]
     found += [(m.feedback, reply.text) for m in load_reader_set() for reply in m.replies]
     return [(f, reply) for f, reply in found if MIN_WORDS <= len(reply.split()) <= MAX_WORDS]
+
+
+def bare_spacy(model: str) -> spacy.Language:
+    return spacy.load(model, exclude=PARSER_EXCLUDES)
 
 
 def best_rates(fns: dict, items, repeats: int) -> dict[str, float]:
@@ -56,7 +64,7 @@ def _score_share(share, kind: str, ready, start, done) -> None:
         scorer.score_many(share[:4])
         scorer.clear_feedback_cache()  # a rollout's runner has rarely seen its feedback before
     else:
-        nlp = load_parser(config.coherence.spacy_model)
+        nlp = bare_spacy(config.coherence.spacy_model)
         list(nlp.pipe(reply for _, reply in share[:4]))
     ready.release()
     start.wait()
@@ -98,7 +106,7 @@ def main() -> None:
     data = pairs()
     config = load_config()
     scorer = RewardScorer(config)
-    nlp = load_parser(config.coherence.spacy_model)
+    nlp = bare_spacy(config.coherence.spacy_model)
     vader = scorer._sentiment.vader
     scorer.score_many(data[:8])  # load the parser and warm its caches before timing
 

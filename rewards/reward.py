@@ -125,8 +125,10 @@ class RewardScorer:
     def score_many(self, pairs: Sequence[tuple[str, str]]) -> list[RewardResult]:
         """Score (response, feedback) pairs; the replies (and new feedbacks) are parsed together, which is faster
         than one by one."""
-        analyses = self.analyze_feedbacks([feedback for _, feedback in pairs])
-        readings = self._reader.read_many([response for response, _ in pairs])
+        feedbacks = [feedback for _, feedback in pairs]
+        new = self._unread(feedbacks)
+        readings, terms = self._reader.read_with_feedbacks([response for response, _ in pairs], new)
+        analyses = self._remember(feedbacks, new, terms)
         return [self._score(response, fb, reading)
                 for (response, _), fb, reading in zip(pairs, analyses, readings, strict=True)]
 
@@ -191,13 +193,22 @@ class RewardScorer:
     def analyze_feedbacks(self, feedbacks: Sequence[str]) -> list[FeedbackAnalysis]:
         """What the reward needs from each feedback, cached (a GRPO group scores G replies to one feedback and
         the same feedbacks come back every epoch); the new ones are parsed in one batch."""
+        new = self._unread(feedbacks)
+        return self._remember(feedbacks, new, self._reader.read_with_feedbacks([], new)[1])
+
+    def _unread(self, feedbacks: Sequence[str]) -> list[str]:
+        return [f for f in dict.fromkeys(feedbacks) if f not in self._feedback_cache]
+
+    def _remember(self, feedbacks: Sequence[str], new: list[str], terms: list[FeedbackTerms]) -> list[FeedbackAnalysis]:
+        """Analyse the new feedbacks from their parse, cache them (the oldest is evicted first) and return the
+        analysis of every one of `feedbacks`."""
         cache = self._feedback_cache
-        new = [f for f in dict.fromkeys(feedbacks) if f not in cache]
-        for feedback, terms in zip(new, self._reader.read_feedbacks(new), strict=True):
+        found = {f: cache[f] for f in feedbacks if f in cache}
+        for feedback, read in zip(new, terms, strict=True):
             if len(cache) >= FEEDBACK_CACHE_SIZE:
                 del cache[next(iter(cache))]
-            cache[feedback] = self._analyze_feedback(feedback, terms)
-        return [cache[f] for f in feedbacks]
+            cache[feedback] = found[feedback] = self._analyze_feedback(feedback, read)
+        return [found[f] for f in feedbacks]
 
     def clear_feedback_cache(self) -> None:
         self._feedback_cache.clear()
