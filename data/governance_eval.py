@@ -2,9 +2,10 @@
 
 Written by hand, apart from the generator, to measure whether governance holds on feedback nobody templated
 (docs/governance_eval.md says how). Rules, lexicons and the classifier may be tuned on `dev` only; `heldout`
-is read to report figures, never to tune. The first held-out part (ids `h001`-`h097`) was read twice and is
-retired: its rows are `dev` now, marked `origin: "heldout_v1"`; the held-out part is the second one
-(`h2-001`...). A bad row raises `DatasetError("FILE:LINE: field ...")`.
+is read to report figures, never to tune. A held-out part that has been read and tuned against is retired: its
+rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
+`heldout_v2`: `h2-001`-`h2-114`); the held-out part is the third one (`h3-001`...). A bad row raises
+`DatasetError("FILE:LINE: field ...")`.
 """
 
 from pathlib import Path
@@ -16,7 +17,9 @@ from data.loader import DATA_DIR, Action, DatasetError, read_jsonl
 
 GOVERNANCE_EVAL_PATH = DATA_DIR / "governance_eval.jsonl"
 EVAL_SPLITS = ("dev", "heldout")
-RETIRED_HELDOUT = "heldout_v1"  # `origin` of the first held-out part's rows, retired into dev
+# `origin` of a retired held-out part's rows (dev now) -> what the evaluator calls the part
+RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": "the second held-out part"}
+RetiredPart = Literal["heldout_v1", "heldout_v2"]
 
 PiiType = Literal["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "LOCATION", "CREDIT_CARD", "IBAN_CODE", "URL",
                   "IP_ADDRESS", "US_SSN"]
@@ -34,7 +37,7 @@ class GovernanceCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: StrictStr
     split: Literal["dev", "heldout"]
-    origin: Literal["heldout_v1"] | None = None  # a dev row that was held out once (read, so no longer blind)
+    origin: RetiredPart | None = None  # a dev row that was held out once (read, so no longer blind)
     category: StrictStr
     feedback: StrictStr = Field(min_length=1)
     expected_decision: Action

@@ -3,7 +3,9 @@
 `data/reader_set.jsonl` holds one message a line: the feedback as the reward sees it (already redacted, so
 personal data appears as governance placeholders such as `<PERSON_1>`) and at least one reply of every kind.
 Two kinds are genuine replies, six are replies a careful reader rejects. How it was written:
-docs/reader_set.md. The `heldout` split is never used to tune the reward; `dev` is.
+docs/reader_set.md. The `heldout` split is never used to tune the reward; `dev` is. A held-out part that was
+read and tuned against is retired into `dev` with its ids, marked by `origin` (`heldout_v1`: `h01`-`h24`); the
+held-out part is the second one (`h3-01`...).
 
 `pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
 one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.
@@ -22,6 +24,7 @@ READER_SET_PATH = DATA_DIR / "reader_set.jsonl"
 
 Kind = Literal["careful", "plain", "salad", "off_target", "placeholder", "hedge", "oversold", "echo"]
 Split = Literal["dev", "heldout"]
+RetiredPart = Literal["heldout_v1"]
 KINDS: tuple[str, ...] = get_args(Kind)
 GENUINE_KINDS = ("careful", "plain")
 BAD_KINDS = tuple(k for k in KINDS if k not in GENUINE_KINDS)
@@ -39,6 +42,7 @@ class ReaderMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: StrictStr = Field(min_length=1)
     split: Split
+    origin: RetiredPart | None = None  # a dev message that was held out once (read, so no longer blind)
     style: StrictStr = Field(min_length=1)  # the register it was written in, e.g. "terse engineer, bug report"
     feedback: StrictStr = Field(min_length=1)
     replies: list[ReaderReply]
@@ -48,6 +52,8 @@ class ReaderMessage(BaseModel):
         missing = [k for k in KINDS if k not in {r.kind for r in self.replies}]
         if missing:
             raise ValueError(f"needs at least one reply of every kind; missing {', '.join(missing)}")
+        if self.origin is not None and self.split != "dev":
+            raise ValueError(f"a message of origin {self.origin!r} is retired: its split must be 'dev'")
         return self
 
 

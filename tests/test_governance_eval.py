@@ -8,7 +8,7 @@ import pytest
 
 from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
-from data.governance_eval import GOVERNANCE_EVAL_PATH, RETIRED_HELDOUT
+from data.governance_eval import GOVERNANCE_EVAL_PATH
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
     cases = load_governance_eval()
     dev, heldout = load_governance_eval("dev"), load_governance_eval("heldout")
     assert len(cases) >= 300 and len(dev) + len(heldout) == len(cases)
-    # 114 of 464 (0.246) since the third round's 87 dev rows
+    # 120 of 584 (0.205) since the second held-out part was retired into dev
     assert len(heldout) >= 100 and 0.2 <= len(heldout) / len(cases) <= 0.45
     for part in (dev, heldout):
         assert {c.expected_decision for c in part} == {"answer", "escalate", "reject"}
@@ -38,13 +38,16 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
     assert not {c.feedback for c in dev} & {c.feedback for c in heldout}
 
 
-def test_the_first_heldout_part_is_retired_into_dev_with_its_ids_and_marked():
-    """h001-h097 were held out once and read twice: they are dev rows now, marked, never counted as held out."""
+def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
+    """h001-h097 and h2-001-h2-114 were each held out once and read twice: they are dev rows now, marked, never
+    counted as held out."""
     cases = load_governance_eval()
-    retired = [c for c in cases if c.origin == RETIRED_HELDOUT]
-    assert [c.id for c in retired] == [f"h{i:03d}" for i in range(1, 98)]
-    assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h2-") for c in cases if c.split == "heldout")
+    for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
+                        ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)])):
+        retired = [c for c in cases if c.origin == origin]
+        assert [c.id for c in retired] == ids
+        assert {c.split for c in retired} == {"dev"}
+    assert all(c.id.startswith("h3-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -80,14 +83,18 @@ def test_heldout_person_name_recall_meets_the_issue_target(reports):
 def test_dev_figures(reports, capsys):
     dev = reports["dev"]
     show(capsys, dev)
-    show(capsys, reports[RETIRED_HELDOUT])
+    show(capsys, reports["heldout_v1"])
+    show(capsys, reports["heldout_v2"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
-    assert dev.recall("PERSON") == 1.0, dev.pii_misses
-    # no growth in false redactions from the name rules (7 before them: sentence-initial words, foreign words;
-    # 9 since the third round's dev rows: d195 "Der Interviewer", d197 "Depuis l'expérience", no code change)
-    assert len(dev.false_redactions) <= 9, dev.false_redactions
-    assert reports[RETIRED_HELDOUT].cases == 97
+    # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
+    # Little, ...", h2-028) and a name in lower case ("thx, priya", h2-045), which no cue tells from a word
+    person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
+    assert person_misses <= {("h2-028", "Little"), ("h2-045", "priya")}, person_misses
+    # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part; 14
+    # on both since the forms of address and sign-offs of other languages are not names ("Damen", "Grüßen")
+    assert len(dev.false_redactions) <= 14, dev.false_redactions
+    assert reports["heldout_v1"].cases == 97 and reports["heldout_v2"].cases == 114
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -126,7 +133,7 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
     ({**GOOD, "split": "test"}, ":2: field 'split'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v1"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v1' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v2"}, ":2: field 'origin'"),
+    ({**GOOD, "origin": "heldout_v3"}, ":2: field 'origin'"),
     ('{"id": ', ":2: not valid JSON"),
 ])
 def test_a_bad_row_is_named_by_file_line_and_field(tmp_path, row, message):

@@ -1,6 +1,6 @@
 """Score the governance stage on the hand-written evaluation set: decisions, safety, PII recall and false
-redactions, sentiment. `dev` and `heldout` are always reported separately; the retired first held-out part
-(`origin: heldout_v1`, part of dev now) is also reported on its own, after dev, as a subset of it.
+redactions, sentiment. `dev` and `heldout` are always reported separately; each retired held-out part
+(`origin: heldout_v1`, `heldout_v2`: part of dev now) is also reported on its own, after dev, as a subset of it.
 
     python -m agents.governance.evaluate [--split heldout] [--json] [--file data/governance_eval.jsonl]
 
@@ -26,7 +26,7 @@ from agents.governance.result import GovernanceResult
 from data.governance_eval import (
     EVAL_SPLITS,
     GOVERNANCE_EVAL_PATH,
-    RETIRED_HELDOUT,
+    RETIRED_HELDOUT_PARTS,
     GovernanceCase,
     load_governance_eval,
 )
@@ -126,20 +126,21 @@ def score_case(report: SplitReport, case: GovernanceCase, result: GovernanceResu
                                             "got": result.sentiment.label, "compound": result.sentiment.compound})
 
 
-REPORT_ORDER = (*EVAL_SPLITS, RETIRED_HELDOUT)
+REPORT_ORDER = (*EVAL_SPLITS, *RETIRED_HELDOUT_PARTS)
 
 
 def evaluate(cases: list[GovernanceCase], engine: GovernanceEngine | None = None) -> dict[str, SplitReport]:
-    """One report per split present in `cases`, governing all of them in one batch, plus `heldout_v1`: the
-    retired first held-out part on its own (its rows are counted in `dev` too)."""
+    """One report per split present in `cases`, governing all of them in one batch, plus one per retired
+    held-out part (`heldout_v1`, ...) on its own: its rows are counted in `dev` too."""
     engine = engine or get_engine()
     results = engine.govern_many([case.feedback for case in cases])
     reports: dict[str, SplitReport] = {}
     for case, result in zip(cases, results, strict=True):
         score_case(reports.setdefault(case.split, SplitReport(case.split)), case, result)
-        if case.origin == RETIRED_HELDOUT:
-            score_case(reports.setdefault(RETIRED_HELDOUT, SplitReport(
-                f"{RETIRED_HELDOUT} (the first held-out part, retired: dev rows, counted in dev above)")), case, result)
+        if case.origin is not None:
+            score_case(reports.setdefault(case.origin, SplitReport(
+                f"{case.origin} ({RETIRED_HELDOUT_PARTS[case.origin]}, retired: dev rows, counted in dev above)")),
+                case, result)
     return reports
 
 
@@ -214,7 +215,8 @@ def main(
     reports = evaluate(cases, engine)
     if cv_folds and engine.classifier is not None and "dev" in reports:
         reports["dev"] = cross_validate([c for c in cases if c.split == "dev"], engine, cv_folds)
-        reports.pop(RETIRED_HELDOUT, None)  # scored without cross-validation: not comparable
+        for part in RETIRED_HELDOUT_PARTS:  # scored without cross-validation: not comparable
+            reports.pop(part, None)
     ordered = {name: reports[name] for name in REPORT_ORDER if name in reports}
     if as_json:
         typer.echo(json.dumps({name: r.to_json_dict() for name, r in ordered.items()}, ensure_ascii=False))
