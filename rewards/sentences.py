@@ -33,8 +33,19 @@ NOMINAL = frozenset({"NN", "NNS", "NNP", "NNPS", "JJ", "JJR", "JJS", "CD", "VBG"
 SHARED_SUBJECT = frozenset({"aux", "auxpass", "conj", "relcl", "acl", "amod", "xcomp", "pcomp", "dep"})
 # Verbs that open a sentence without a subject in ordinary replies ("Thank you", "Hope to see you").
 SUBJECTLESS = frozenset({"thank", "thanks", "please", "hope", "sorry", "see", "welcome"})
+# Courtesy formulas stand as sentences without a verb in any reply ("Thanks!", "Sorry for the confusion.",
+# "Good afternoon, yes, of course!", "Please credit the archive"): a short sentence that opens with one of these
+# words is not a fragment. A heap of keywords that opens with one is still caught by the other signs.
+COURTESY_OPENERS = frozenset({"thanks", "thank", "sorry", "apologies", "hi", "hello", "hey", "dear", "good", "great",
+                              "congratulations", "congrats", "welcome", "yes", "no", "cheers", "best", "glad",
+                              "happy", "please", "of", "many", "warm", "kind"})
+COURTESY_MAX_WORDS = 15
 # A subject attached to one of these is a subject with no verb: "... trust you still unclear".
 NOMINAL_HEADS = frozenset({"amod", "compound", "dobj", "pobj", "appos", "npadvmod", "nmod"})
+# A clause headed by an adjective or a noun has a verb only through a copula ("you are right"): with a subject
+# and none, it has no verb at all.
+VERBLESS_CLAUSES = frozenset({"relcl"})
+COPULAS = frozenset({"cop", "aux", "auxpass"})
 GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "many", "some", "much"})
 PERSONAL = frozenset({"we", "i", "you", "us", "me", "our", "my", "your"})
 BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013\u2014]|\d{1,2}[.)])\s+")
@@ -168,6 +179,9 @@ def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader
             head = toks[t.head]
             if head.dep in NOMINAL_HEADS and not head.tag.startswith(("VB", "MD")):
                 found.append(f"'{t.text}' is the subject of no verb")
+            elif (head.dep in VERBLESS_CLAUSES and head.tag.startswith("JJ")
+                  and not head.has_child(toks, COPULAS)):
+                found.append(f"'{t.text}' is the subject of no verb")  # "... everyone you still unclear"
     return found
 
 
@@ -188,9 +202,12 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
             found.append(head.lower)
         elif t.dep == "nsubjpass" and head.tag == "VBN" and _done_or_promised(toks, head):
             found.append(f"{head.lower} (passive)")
+    alpha = [t for t in toks[start:end] if t.alpha]
     if root.tag == "VB" and root.lower not in reader.non_actions and not root.has_child(toks, SUBJECTS):
         found.append(f"{root.lower} (instruction)")
-    first = next((t for t in toks[start:end] if t.alpha), None)
+    elif len(alpha) > 1 and alpha[0].lower == "please" and alpha[1].lower not in reader.non_actions:
+        found.append(f"{alpha[1].lower} (instruction)")  # "Please credit the archive": the tagger took a noun
+    first = alpha[0] if alpha else None
     if first is not None and first.lower in ("yes", "no"):
         found.append(f"{first.lower} (answer)")
     if m := reader.when.search(text):
@@ -231,7 +248,9 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
     text = doc_text[span[0].idx : last.idx + len(last.text)]
     words = tuple(t.lower for t in span if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
     root = next((t for t in span if t.head == t.i or not start <= t.head < end), span[0])
-    clause = any(t.tag in FINITE for t in span) or root.tag == "VB"
+    courtesy = bool(words) and words[0] in COURTESY_OPENERS and (
+        len(words) <= COURTESY_MAX_WORDS or words[0] == "please")  # "Please X ...": an instruction of any length
+    clause = any(t.tag in FINITE for t in span) or root.tag == "VB" or courtesy
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
     return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)),

@@ -307,6 +307,38 @@ class TestCoherence:
             assert score(reply, feedback).components["coherence"].score == 1.0
 
 
+    @pytest.mark.parametrize("reply", [
+        # courtesy formulas without a verb ("Thanks!", "Sorry for the confusion, ..."): the reader set's h07
+        ("Thanks! You're right, that was the old 2019 DOI. We've changed the README to point to the 2022 "
+         "preprint, and fixed the same mistake in our citation file. Sorry for the confusion, and thanks for "
+         "taking the time to tell us."),
+        # a long "Please ..." instruction the tagger reads as a noun phrase: h16
+        ("Good afternoon, yes, of course! You're welcome to use the before and after photos in lessons and "
+         "worksheets. Please credit 'Coastal Change Archive' under each photo, and skip the few marked 'all rights "
+         "reserved'. We'd love to hear how the lesson goes."),
+        # brisk, with contractions and a numbered list: h11
+        ("Hey, thanks so much! (1) The Docker image only supports Intel chips right now; an Apple silicon build is "
+         "coming in the next release. (2) Persian nastaliq isn't planned yet, since we don't have enough training "
+         "pages. (3) Please cite the workshop paper. We'll add a citation file to the repo this week."),
+    ])
+    def test_plain_conversational_replies_read_as_coherent(self, reply):
+        assert score(reply, REPORT_FEEDBACK).components["coherence"].score == 1.0
+
+    def test_a_relative_clause_without_a_verb_is_broken_grammar(self):
+        """h15's salad: "... only some everyone you still unclear" has a subject and no verb; with the feedback's
+        own words around it, that is a stitched reply."""
+        from data.reader_set import load_reader_set
+
+        feedback = next(m.feedback for m in load_reader_set("dev") if m.id == "h15")
+        salad = ("Thank you for reporting the colourblind charts; we understand your point, and verify the trouble "
+                 "rising and falling caused. Before we commit to check the text alternative suggests it will keep "
+                 "the trend colours was tested on accessible: the public health team. We will explain it affects "
+                 "only some everyone you still unclear.")
+        result = score(salad, feedback)
+        assert result.components["coherence"].score == -1.0  # +1.00 in all before the rule
+        assert "stitched from the feedback's words" in result.components["coherence"].explanation
+        assert result.total <= -0.5
+
 class TestRole:
     @pytest.mark.parametrize("reply, why", [
         ("Dear [Name],\n\nThank you for your feedback on [Report Name]. We will respond by [date].\n\n[Your Name]",
