@@ -4,7 +4,8 @@ Written by hand, apart from the generator, to measure whether governance holds o
 (docs/governance_eval.md says how). Rules, lexicons and the classifier may be tuned on `dev` only; `heldout`
 is read to report figures, never to tune. A held-out part that has been read and tuned against is retired: its
 rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
-`heldout_v2`: `h2-001`-`h2-114`); the held-out part is the third one (`h3-001`...). A bad row raises
+`heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`); the held-out part is the fourth one
+(`h4-001`...). A bad row raises
 `DatasetError("FILE:LINE: field ...")`.
 """
 
@@ -18,8 +19,9 @@ from data.loader import DATA_DIR, Action, DatasetError, read_jsonl
 GOVERNANCE_EVAL_PATH = DATA_DIR / "governance_eval.jsonl"
 EVAL_SPLITS = ("dev", "heldout")
 # `origin` of a retired held-out part's rows (dev now) -> what the evaluator calls the part
-RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": "the second held-out part"}
-RetiredPart = Literal["heldout_v1", "heldout_v2"]
+RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": "the second held-out part",
+                         "heldout_v3": "the third held-out part"}
+RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3"]
 
 PiiType = Literal["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "LOCATION", "CREDIT_CARD", "IBAN_CODE", "URL",
                   "IP_ADDRESS", "US_SSN"]

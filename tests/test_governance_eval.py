@@ -25,8 +25,8 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
     cases = load_governance_eval()
     dev, heldout = load_governance_eval("dev"), load_governance_eval("heldout")
     assert len(cases) >= 300 and len(dev) + len(heldout) == len(cases)
-    # 120 of 584 (0.205) since the second held-out part was retired into dev
-    assert len(heldout) >= 100 and 0.2 <= len(heldout) / len(cases) <= 0.45
+    # 120 of 704 (0.170) since the third held-out part was retired into dev
+    assert len(heldout) >= 100 and 0.15 <= len(heldout) / len(cases) <= 0.45
     for part in (dev, heldout):
         assert {c.expected_decision for c in part} == {"answer", "escalate", "reject"}
         categories = {c.category for c in part}
@@ -39,15 +39,16 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
-    """h001-h097 and h2-001-h2-114 were each held out once and read twice: they are dev rows now, marked, never
-    counted as held out."""
+    """h001-h097 and h2-001-h2-114 were each held out and read twice, h3-001-h3-120 once: they are dev rows now,
+    marked, never counted as held out."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
-                        ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)])):
+                        ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
+                        ("heldout_v3", [f"h3-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h3-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h4-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -85,16 +86,19 @@ def test_dev_figures(reports, capsys):
     show(capsys, dev)
     show(capsys, reports["heldout_v1"])
     show(capsys, reports["heldout_v2"])
+    show(capsys, reports["heldout_v3"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
-    # Little, ...", h2-028) and a name in lower case ("thx, priya", h2-045), which no cue tells from a word
+    # Little, ...", h2-028) and a lower-case name mid-sentence ("tell hannah from the data team", h3-002), which
+    # no cue tells from a word
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
-    assert person_misses <= {("h2-028", "Little"), ("h2-045", "priya")}, person_misses
-    # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part; 14
-    # on both since the forms of address and sign-offs of other languages are not names ("Damen", "Grüßen")
-    assert len(dev.false_redactions) <= 14, dev.false_redactions
-    assert reports["heldout_v1"].cases == 97 and reports["heldout_v2"].cases == 114
+    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah")}, person_misses
+    # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
+    # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
+    # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung")
+    assert len(dev.false_redactions) <= 34, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3)] == [97, 114, 120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -133,7 +137,7 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
     ({**GOOD, "split": "test"}, ":2: field 'split'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v1"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v1' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v3"}, ":2: field 'origin'"),
+    ({**GOOD, "origin": "heldout_v4"}, ":2: field 'origin'"),
     ('{"id": ', ":2: not valid JSON"),
 ])
 def test_a_bad_row_is_named_by_file_line_and_field(tmp_path, row, message):

@@ -44,13 +44,15 @@ class NameCueConfig(_Strict):
     score: float = Field(0.9, ge=0, le=1, description="above spaCy's 0.85: a name after a cue stays a PERSON")
     name: str = r"\p{Lu}\p{Ll}+(?:[ -]\p{Lu}\p{Ll}+){0,2}"
     patterns: list[str] = Field(default_factory=list)
+    lower_case_patterns: list[str] = Field(default_factory=list, description="names written in lower case "
+                                           "(\"thx, priya\"): their findings may start with a small letter")
 
     def expanded(self) -> list[str]:
         return [p.replace("{name}", f"(?:{self.name})") for p in self.patterns]
 
     @model_validator(mode="after")
     def _compiles(self) -> NameCueConfig:
-        _check_patterns([self.name, *self.expanded()])
+        _check_patterns([self.name, *self.expanded(), *self.lower_case_patterns])
         return self
 
 

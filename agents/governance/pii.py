@@ -44,9 +44,11 @@ LONG_SYMBOL_RUN = regex.compile(r"[^\w\s]{20,}")
 SPACY_LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION"}
 
 NAME_TYPES = ("PERSON", "LOCATION")
+# The recognizer of `name_cues.lower_case_patterns`: the one source of a PERSON that may start in lower case.
+LOWER_CASE_NAME_RECOGNIZER = "LowerCaseNameCueRecognizer"
 # Lower-case words a name may start with ("van Gogh", "de la Cruz"); any other lower-case start is not a name.
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "du", "del", "della", "la", "le",
-                  "bin", "al", "el", "ter", "ten"}
+                  "bin", "al", "el", "ter", "ten", "y", "e", "zu", "ibn", "ben", "bint", "af", "av", "op", "het", "des"}
 URL_END = set("<>\"'`()[]{}")
 # One word of a name (as in `pii.name_cues.name`): capitalised, any script's letters and marks, O'Connor,
 # Owusu-Ansah. A citation year: "(1979)", "(2013a)", ", 2013)".
@@ -133,6 +135,17 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
                 global_regex_flags=0,
             )
         )
+        if config.name_cues.lower_case_patterns:
+            analyzer.registry.add_recognizer(
+                PatternRecognizer(
+                    supported_entity="PERSON",
+                    name=LOWER_CASE_NAME_RECOGNIZER,
+                    patterns=[Pattern("lower-case name after cue", p, config.name_cues.score)
+                              for p in config.name_cues.lower_case_patterns],
+                    supported_language=config.language,
+                    global_regex_flags=0,
+                )
+            )
     return analyzer
 
 
@@ -143,7 +156,8 @@ def analysis_view(text: str) -> str:
 
 class NameFilter:
     """Drops PERSON / LOCATION findings that cannot be a name: no letter at all (an emoji), a lower-case start
-    that is not a particle ("deine Anweisungen"), or only words from `not_names` (software, brands, greetings),
+    that is not a particle ("deine Anweisungen") or a lower-case word inside that is not one ("Hinweise zur
+    Gewichtung"), or only words from `not_names` (software, brands, greetings),
     short all-capital tokens (GDPR, AI, SPSS) and tokens with digits (Q12). spaCy's small model tags such words
     as people or places; "Chrome" is a browser."""
 
@@ -158,8 +172,12 @@ class NameFilter:
         if not letters:
             return False
         words = value.split()
-        if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES:
+        lower_case_cue = (finding.recognition_metadata or {}).get(
+            RecognizerResult.RECOGNIZER_NAME_KEY) == LOWER_CASE_NAME_RECOGNIZER
+        if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
+        if any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
+            return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel"
         return not all(self.not_a_name(word) for word in words)
 
     def not_a_name(self, word: str) -> bool:
