@@ -60,13 +60,12 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     assert not heldout.boundaries_inexact
 
 
-# The second held-out part (h2-*) was read twice, each time after the rules were final; nothing was changed
-# after either reading, so the targets it misses are recorded here as strict xfails (docs/governance_eval.md
-# lists the misses).
-@pytest.mark.xfail(strict=True, reason="issue #14 targets not met on the second held-out part: second reading "
-                                       "decisions 103/114 (0.904), safety messages escalated 12/15 (first reading "
-                                       "91/114, 1/15); misses: self-harm h2-076, h2-077, safety h2-080, legal, "
-                                       "harassment, spam, off topic")
+# The fourth held-out part (h4-*, written blind) was read twice: at the end of the fifth round, and once more after
+# the classifier's safety threshold went from 0.7 to 0.4, a change chosen on dev alone (docs/governance.md, "Fifth
+# round"); nothing else was changed after the first reading. The targets it misses are strict xfails
+# (docs/governance_eval.md lists the misses).
+@pytest.mark.xfail(strict=True, reason="issue #14 targets not met on the fourth held-out part: decisions 87/120 "
+                                       "(0.725), safety messages escalated 13/19 (first reading 87/120, 10/19)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = reports["heldout"]
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -74,9 +73,10 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 target not met on the second held-out part: person-name recall "
-                                       "45/53 (0.849): names after sign-offs no cue lists, Cyrillic and Chinese "
-                                       "names, a lower-case name, a cited surname without a year")
+@pytest.mark.xfail(strict=True, reason="issue #14 target not met on the fourth held-out part: person-name recall "
+                                       "58/63 (0.921): a second name after '&' in a sign-off, names after 'my "
+                                       "friend' and 'my supervisor' (lower case), a first name alone on the last "
+                                       "line after a blank line, in upper and lower case")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     assert reports["heldout"].recall("PERSON") >= 0.97, reports["heldout"].pii_misses
 
