@@ -142,7 +142,12 @@ class TestOverselling:
 
     @pytest.mark.parametrize("settled", ["We have checked the figures again, and they are correct.",
                                          "We checked, and it's not a bug, we are sorry!",
-                                         "The team has reviewed the survey and the counts are accurate."])
+                                         "The team has reviewed the survey and the counts are accurate.",
+                                         # the trained SmolLM2 policy's forms, +1.00 before they were listed
+                                         ("Our team has checked it by comparing the small effect size with the "
+                                          "publication, and we are happy to say that the results are consistent "
+                                          "with the literature."),
+                                         "We have double checked the results and are confident in them."])
     def test_a_completed_check_with_its_verdict_in_one_sentence_is_a_settled_claim(self, settled):
         assert comp(settled)["overselling"] < 1.0
 
