@@ -5,8 +5,7 @@ Written by hand, apart from the generator, to measure whether governance holds o
 is read to report figures, never to tune. A held-out part that has been read and tuned against is retired: its
 rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
 `heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`); the held-out part is the fourth one
-(`h4-001`...). A bad row raises
-`DatasetError("FILE:LINE: field ...")`.
+(`h4-001`...). A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 from pathlib import Path

@@ -42,8 +42,9 @@ COURTESY_OPENERS = frozenset({"thanks", "thank", "sorry", "apologies", "hi", "he
 COURTESY_MAX_WORDS = 15
 # A subject attached to one of these is a subject with no verb: "... trust you still unclear".
 NOMINAL_HEADS = frozenset({"amod", "compound", "dobj", "pobj", "appos", "npadvmod", "nmod"})
-# A clause headed by an adjective or a noun has a verb only through a copula ("you are right"): with a subject
-# and none, it has no verb at all.
+# A relative clause headed by an adjective has a verb only through a copula ("... who are unsure"): with a
+# subject and none, it has no verb at all ("... everyone you still unclear"). Other clause types were tried and
+# fired on well-formed replies.
 VERBLESS_CLAUSES = frozenset({"relcl"})
 COPULAS = frozenset({"cop", "aux", "auxpass"})
 GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "many", "some", "much"})

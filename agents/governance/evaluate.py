@@ -1,6 +1,7 @@
 """Score the governance stage on the hand-written evaluation set: decisions, safety, PII recall and false
 redactions, sentiment. `dev` and `heldout` are always reported separately; each retired held-out part
-(`origin: heldout_v1`, `heldout_v2`: part of dev now) is also reported on its own, after dev, as a subset of it.
+(`origin: heldout_v1` ... `heldout_v3`, part of dev now) is also reported on its own, after dev, as a subset of
+it.
 
     python -m agents.governance.evaluate [--split heldout] [--json] [--file data/governance_eval.jsonl]
 
