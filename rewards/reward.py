@@ -194,7 +194,7 @@ class RewardScorer:
         """What the reward needs from each feedback, cached (a GRPO group scores G replies to one feedback and
         the same feedbacks come back every epoch); the new ones are parsed in one batch."""
         new = self._unread(feedbacks)
-        return self._remember(feedbacks, new, self._reader.read_with_feedbacks([], new)[1])
+        return self._remember(feedbacks, new, self._reader.read_with_feedbacks([], new)[1] if new else [])
 
     def _unread(self, feedbacks: Sequence[str]) -> list[str]:
         return [f for f in dict.fromkeys(feedbacks) if f not in self._feedback_cache]

@@ -7,9 +7,9 @@ by numpy (OpenBLAS) rather than by thinc's default, blis: blis's kernels run at 
 here against OpenBLAS's ~75, which makes the parse ~1.9x faster, to the same tags, dependencies and
 sentences (docs/reward.md, "Speed"). numpy's OpenBLAS is held to one thread: a parse's matrices are too
 small to gain from a second, and its waiting threads cost the other runner processes their core.
-`read_many` parses a batch with `nlp.pipe`. The feedback and reply texts given here are already redacted;
-governance placeholders (`<PERSON_1>`) are read as a name, so that the parser sees a sentence rather than
-three odd tokens.
+`read_with_feedbacks` parses a batch of replies and feedbacks with one `nlp.pipe`. The feedback and reply
+texts given here are already redacted; governance placeholders (`<PERSON_1>`) are read as a name, so that the
+parser sees a sentence rather than three odd tokens.
 """
 
 import re
@@ -316,9 +316,6 @@ class SentenceReader:
     def _docs(self, texts: list[str]):
         nlp = load_parser(self.cfg.spacy_model)
         return nlp.pipe((_for_parser(_clip(t, self.cfg.max_words_parsed)) for t in texts), batch_size=32)
-
-    def read_many(self, texts: list[str]) -> list[Reading]:
-        return [_reading(doc, self) for doc in self._docs(texts)]
 
     def read_with_feedbacks(self, texts: list[str],
                             feedbacks: list[str]) -> tuple[list[Reading], list["FeedbackTerms"]]:

@@ -153,7 +153,9 @@ def test_despair_or_crisis_words_alone_in_a_figurative_sense_fire_no_rule_and_ar
     which the policy prefers to a missed crisis."""
     result = govern(message)
     assert not [r for r in get_engine().rules.evaluate(message) if "safety" in r.flags], result.reasons
-    assert result.decision != "reject"
+    # answered, or escalated by the classifier alone (every reason is its weak signal)
+    assert result.decision == "answer" or (
+        result.decision == "escalate" and all("(classifier p=" in reason for reason in result.reasons)), result.reasons
 
 
 def test_an_all_of_rule_needs_every_group():
