@@ -24,6 +24,10 @@ GREETED_NAME = re.compile(r"^\W*(?:[Dd]ear|[Hh]i|[Hh]ello|[Hh]ey)\s+(?:there,?\s
 SELF_NAME = re.compile(r"\b(?:I'm|I am|[Mm]y name is)\s+" + TITLE + r"([A-Z][a-z]+)\b[ \t]*(\w*)")
 # Introducing oneself with a placeholder of the feedback is taking a name from it: the sender's, usually.
 SELF_PLACEHOLDER = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Tt]his is)\s+" + TITLE + r"(<[A-Z]+_\d+>)")
+# A byline ("Opinion, by Councillor <PERSON_1>:"): the text presents itself as that person's writing. Up to two
+# capitalised words (a role or a title) between "by" and the placeholder; searched in a heading only.
+BYLINE = re.compile(r"\b[Bb]y\s+(?:[A-Z][\w.-]*\s+){0,2}(<PERSON_\d+>)")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 
@@ -99,6 +103,8 @@ class RoleCheck:
             return False, f"Written as the sender ({found!r}): reply to them as the research team."
         if facts.signer and self._signed_by(reply, facts.signer):
             return False, f"Signed with the sender's name ({facts.signer}): the reply is from the team."
+        if (m := self._byline(reply)) and m.group(1) in facts.placeholders:
+            return False, f"Carries a byline of a person in the feedback ({m.group()!r}): the reply is from the team."
         if m := SELF_PLACEHOLDER.search(reply):
             return False, f"Introduces itself as {m.group(1)}, a name from the feedback: the reply is from the team."
         names = [name for name, after in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
@@ -124,7 +130,19 @@ class RoleCheck:
         lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
         if not lines or not self._open_end.search(lines[-1]):
             return False
-        return not (len(lines) > 1 and lines[-2].endswith(",") and len(lines[-1].split()) <= self.cfg.signature_words)
+        if len(lines) > 1 and lines[-2].endswith(",") and len(lines[-1].split()) <= self.cfg.signature_words:
+            return False
+        # a sign-off run on after the last sentence: "... the wrong word to use. With best wishes, <PERSON_2>, Study
+        # Coordinator"
+        tail = SENTENCE_END.split(lines[-1])[-1]
+        sign_off = self._sign_off.match(tail)  # then a signature and a role ("<PERSON_2>, Study Coordinator")
+        return not (sign_off and len(tail[sign_off.end():].split()) <= self.cfg.signature_words + 2)
+
+    def _byline(self, reply: str) -> re.Match | None:
+        """ "by <PERSON_1>" in a short heading (the text up to the first colon or line break), not in a sentence
+        ("the point raised by <PERSON_1>")."""
+        heading = re.split(r"[:\n]", reply.strip(), maxsplit=1)[0]
+        return BYLINE.search(heading) if len(heading.split()) <= self.cfg.signature_words + 2 else None
 
     def _addresses_sender(self, lower: str) -> bool:
         """A reply without "we" or "I" still opens by addressing the person: a greeting, thanks, or "you"."""
@@ -134,7 +152,7 @@ class RoleCheck:
     def _signed_by(self, reply: str, signer: str) -> bool:
         """The last line is the sender's name, alone or after a sign-off ("Kind regards, <PERSON_2>")."""
         lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
-        last = lines[-1] if lines else ""
+        last = SENTENCE_END.split(lines[-1])[-1] if lines else ""  # what follows the last sentence
         if signer in last and (len(last.split()) <= 2 or self._sign_off.match(last)):
             return True
         return False

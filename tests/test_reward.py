@@ -212,6 +212,10 @@ def test_a_reply_cut_mid_sentence_or_greeting_an_invented_name_fails_the_role_ga
     assert result.components["role"].score == -1.0 and "mid-sentence" in result.components["role"].explanation
     assert result.total < 0 <= score(GENUINE, FEEDBACK).total
     assert comp(GENUINE + "\n\nBest wishes,\nThe survey team")["role"] == 1.0  # a signature under a sign-off
+    # a sign-off run on after the last sentence (h3-03 of the reader set) is a signature too; a cut that only
+    # starts like one is not
+    assert comp(GENUINE + " With best wishes, the survey team, Study Office")["role"] == 1.0
+    assert comp(GENUINE + " Many thanks to the people who wrote in about the follow-up and")["role"] == -1.0
     assert comp("Hello there, Marko! " + GENUINE)["role"] == -1.0
     assert comp("Hello there! " + GENUINE)["role"] == 1.0
 
@@ -372,6 +376,15 @@ class TestRole:
         assert score(PLAIN + "\n\nKind regards,\n<PERSON_1>", feedback).components["role"].score == -1.0
         assert score(signed, feedback).total < 0
         assert score("Hello, I'm <PERSON_1> and I'm glad to have you join our team.", feedback).total < 0
+
+    def test_a_byline_of_the_sender_is_writing_as_the_sender(self):
+        """h3-19 of the reader set: an op-ed "by Councillor <PERSON_1>" written for the councillor who asked for a
+        correction (+0.47 before the rule)."""
+        feedback = REPORT_FEEDBACK + " <PERSON_1>, Councillor"
+        op_ed = "Opinion, by Councillor <PERSON_1>: " + PLAIN
+        assert score(op_ed, feedback).components["role"].score == -1.0 and score(op_ed, feedback).total < 0
+        credited = "Thank you for the point raised by <PERSON_1>: " + PLAIN  # "by" inside a sentence is no byline
+        assert score(credited, feedback).components["role"].score == 1.0
 
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
         feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
