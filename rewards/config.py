@@ -46,6 +46,7 @@ class IntegrityConfig(_Strict):
 
 class OversellingConfig(_Strict):
     hype_terms: list[str]
+    ordinary_absolutes: list[str]
     verification_claims: list[str]
     completed_checks: list[str]
     settled_verdicts: list[str]
@@ -99,6 +100,7 @@ class CoherenceConfig(_Strict):
     loop_ngram: int = Field(ge=2)
     max_looped_share: float = Field(ge=0, le=1)
     max_anomalies: int = Field(ge=0)
+    max_anomaly_share: float = Field(ge=0, le=1)
     sentient_verbs: list[str]
     agent_nouns: list[str]
     stitched_own_share: float = Field(ge=0, le=1)
@@ -123,6 +125,8 @@ class RoleConfig(_Strict):
     sender_copy_share: float = Field(gt=0, le=1)
     open_end: str
     signature_words: int = Field(ge=1)
+    named_placeholders: list[str]
+    unknown_named_penalty: float = Field(ge=0, le=1)
 
 
 class GatesConfig(_Strict):

@@ -100,7 +100,10 @@ class RewardScorer:
         self._cheer = _lexicon(config.tone.cheer_markers)
         self._integrity = _lexicon(config.integrity.markers)
         self._evasive = _lexicon(config.integrity.evasive_phrases)
-        self._hype = _lexicon(config.overselling.hype_terms, whole_words=True)
+        # ordinary phrases are matched with the hype terms (longest first), so that "completely fine" is found
+        # whole and then dropped, not counted as "completely"
+        self._ordinary = frozenset(t.lower() for t in config.overselling.ordinary_absolutes)
+        self._hype = _lexicon([*config.overselling.hype_terms, *self._ordinary], whole_words=True)
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
@@ -161,7 +164,12 @@ class RewardScorer:
         in_role, role_why = self._role.check(response, fb.sender, reading.yours) if words else (True, "Empty reply.")
         if not in_role:
             caps.append(self.config.role.cap)
-        components["role"] = ComponentScore(1.0 if in_role else -1.0, 0.0, role_why)
+        unknown = self._role.unknown_named(response, fb.sender) if in_role and words else []
+        if unknown:
+            total -= self.config.role.unknown_named_penalty
+            role_why = (f"Names {unknown[0]}, whom the feedback does not mention: nothing can fill that placeholder "
+                        f"in (-{self.config.role.unknown_named_penalty:g} off the total); name the team instead.")
+        components["role"] = ComponentScore(1.0 if in_role and not unknown else 0.0 if in_role else -1.0, 0.0, role_why)
         if caps:
             total = min(total, self._gated(raw, caps))
         if not words:
@@ -280,7 +288,7 @@ class RewardScorer:
         if looped > cfg.max_looped_share:
             problems.append(f"it repeats itself ({looped:.0%} of its {cfg.loop_ngram}-word phrases recur)")
         anomalies = reading.anomalies
-        if len(anomalies) > cfg.max_anomalies:
+        if len(anomalies) > max(cfg.max_anomalies, cfg.max_anomaly_share * len(reading.sentences)):
             problems.append(f"broken grammar ({'; '.join(anomalies[:2])})")
         if own_share < cfg.stitched_own_share and (anomalies or reading.repeated_openings or reading.fragment_share):
             problems.append(f"stitched from the feedback's words ({own_share:.0%} of its content words are its own)")
@@ -376,7 +384,7 @@ class RewardScorer:
 
     def _overselling(self, lower: str) -> tuple[float, str]:
         cfg = self.config.overselling
-        hype = self._hype.findall(lower)
+        hype = [h for h in self._hype.findall(lower) if h not in self._ordinary]
         claimed = self._claimed.findall(lower)
         for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"

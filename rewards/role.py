@@ -27,6 +27,10 @@ SELF_PLACEHOLDER = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Tt]his is)\s+" + TI
 # A byline ("Opinion, by Councillor <PERSON_1>:"): the text presents itself as that person's writing. Up to two
 # capitalised words (a role or a title) between "by" and the placeholder; searched in a heading only.
 BYLINE = re.compile(r"\b[Bb]y\s+(?:[A-Z][\w.-]*\s+){0,2}(<PERSON_\d+>)")
+# A headline: a first line of three or more capitalised words (small words between them allowed), no end
+# punctuation, then a blank line ("How a Think Tank Turned Good News Into a Crisis\n\n..."): an article.
+HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)(?:[A-Z0-9][\w'’-]*[ \t]+(?:(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
+                      r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
@@ -64,6 +68,7 @@ class RoleCheck:
         self._salutation_words = frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
         self._open_end = re.compile(cfg.open_end)
+        self._named = frozenset(cfg.named_placeholders)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -85,9 +90,9 @@ class RoleCheck:
                            "fewer words.")
         if m := self._template.search(reply):
             return False, f"Unfilled template placeholder {m.group()!r}: write the reply itself, ready to send."
-        invented = sorted(set(PLACEHOLDER.findall(reply)) - facts.placeholders)
+        invented = [p for p in self.unknown_placeholders(reply, facts) if p[1:].rsplit("_", 1)[0] not in self._named]
         if invented:
-            return False, f"{invented[0]} is not in the feedback: do not invent names or contact details."
+            return False, f"{invented[0]} is not in the feedback: do not invent contact details."
         links = [m for m in self._link.findall(reply) if m.lower() not in facts.links]
         if links:
             return False, f"Invented link {links[0]!r}: do not make up addresses or contact details."
@@ -98,6 +103,8 @@ class RoleCheck:
         if m := self._header.search(lower):
             found = reply[m.start() : m.end()].strip()
             return False, f"Formatted as another kind of document ({found!r}), not as a reply."
+        if m := HEADLINE.match(reply):
+            return False, f"Opens with a headline ({m.group().strip()!r}): an article, not a reply."
         if m := self._sender.search(lower):
             found = reply[m.start() : m.end()]
             return False, f"Written as the sender ({found!r}): reply to them as the research team."
@@ -123,6 +130,15 @@ class RoleCheck:
             return False, ("Neither speaks as the team (we, I) nor opens by addressing the sender: this reads as an "
                            "article, not a reply.")
         return True, "Written as the team's reply to the sender (a gate: wrong role or template text caps the total)."
+
+    def unknown_placeholders(self, reply: str, facts: SenderFacts) -> list[str]:
+        """Governance placeholders in the reply that the feedback does not have: nothing can fill them in."""
+        return sorted(set(PLACEHOLDER.findall(reply)) - facts.placeholders)
+
+    def unknown_named(self, reply: str, facts: SenderFacts) -> list[str]:
+        """The unknown placeholders of a person, place or organisation ("<PERSON_2> from our team will phone you"):
+        how readers write the team's own people and places, but a reply sent as written would show them."""
+        return [p for p in self.unknown_placeholders(reply, facts) if p[1:].rsplit("_", 1)[0] in self._named]
 
     def _unfinished(self, reply: str) -> bool:
         """The last line stops on a word or a comma (a reply cut at the token limit), unless it is a signature

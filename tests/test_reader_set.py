@@ -35,7 +35,7 @@ def test_size_kinds_and_splits(messages):
     for m in messages:
         assert len(m.replies) >= 8 and {r.kind for r in m.replies} == set(KINDS), m.id
     splits = collections.Counter(m.split for m in messages)
-    assert splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.75
+    assert splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.8
     assert all(m.id.startswith("h4-") for m in messages if m.split == "heldout")
     # the first two held-out parts (h01-h24, h3-01-h3-30) were read and tuned against: retired into dev with
     # their ids, marked

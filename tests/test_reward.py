@@ -119,7 +119,10 @@ class TestOverselling:
 
     @pytest.mark.parametrize("plain", ["We always reply within a week.", "Every site was checked twice.",
                                        "The take-up is 87% among newly eligible pupils.",
-                                       "We never asked you to confirm the address."])
+                                       "We never asked you to confirm the address.",
+                                       # absolute words in ordinary speech (h4-03's careful reply)
+                                       "We have switched your prompts off completely.",
+                                       "If you would rather stop, that is completely fine."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -385,6 +388,23 @@ class TestRole:
         assert score(op_ed, feedback).components["role"].score == -1.0 and score(op_ed, feedback).total < 0
         credited = "Thank you for the point raised by <PERSON_1>: " + PLAIN  # "by" inside a sentence is no byline
         assert score(credited, feedback).components["role"].score == 1.0
+
+    def test_a_person_the_feedback_does_not_name_costs_but_an_invented_contact_detail_fails(self):
+        """Both blind writers of the reader set put the team's own people and places as placeholders ("<PERSON_1>
+        from our team will phone you"); nothing can fill those in, so they cost, but only a contact detail fails."""
+        base = score(PLAIN, REPORT_FEEDBACK)
+        named = score(PLAIN + " <PERSON_3> from our team will phone you this week.", REPORT_FEEDBACK)
+        assert named.components["role"].score == 0.0 and "<PERSON_3>" in named.components["role"].explanation
+        assert 0 <= named.total <= base.total - 0.1
+        phoned = score(PLAIN + " Call us on <PHONE_1> this week.", REPORT_FEEDBACK)
+        assert phoned.components["role"].score == -1.0 and phoned.total < 0
+
+    @pytest.mark.parametrize("opening", ["How a Think Tank Turned Good News Into a Crisis\n\n",
+                                         "How to protect your privacy on your phone: "])
+    def test_a_headline_or_a_how_to_heading_is_an_article(self, opening):
+        result = score(opening + PLAIN, REPORT_FEEDBACK)
+        assert result.components["role"].score == -1.0 and result.total < 0
+        assert score("Dear Survey Team\n\n" + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
 
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
         feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."

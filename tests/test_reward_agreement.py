@@ -36,13 +36,35 @@ def test_dev_agreement_and_signs(dev):
     assert min(dev.rate(k) for k in dev.pairs) >= 0.95
 
 
-def test_every_genuine_dev_reply_is_acceptable_unless_it_leaves_a_placeholder_nobody_can_fill():
-    """The second held-out part's writer (h3-*, dev now) signs two genuine replies with a staff placeholder
-    (<PERSON_2>) and gives the team's phone as <PHONE_1>. A reply can only have the feedback's placeholders
-    filled back, so those stay literal in what is sent, and the role gate fails them (docs/reward.md): that is
-    the one reason a genuine dev reply may fail."""
+def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detail():
+    """The second held-out part's writer (h3-*, dev now) gives the team's phone as <PHONE_1> in h3-07's two
+    genuine replies. A reply can only have the feedback's placeholders filled back, so that one stays literal in
+    what is sent: an invented contact detail, which fails the role gate (issue #12). That is the one reason a
+    genuine dev reply may fail. (The team's own people and places as placeholders cost 0.2 instead.)"""
     messages, results = scored("dev")
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
                 for r, res in zip(m.replies, rs, strict=True) if r.kind in GENUINE_KINDS and res.total < 0]
-    assert len(failures) <= 3, failures
+    assert len(failures) <= 2, failures
     assert all("is not in the feedback" in why for _, _, why in failures), failures
+
+
+def test_heldout_agreement_and_signs():
+    """The third held-out part (h4-*, written by a writer who had read neither the reward nor any row of the set).
+    Its first reading, before any change made for it: agreement 0.947, careful above salad 27/30, careful >= 0
+    25/30, plain 29/30, salad < 0 29/30, off-target < 0 27/30. Floors at its second reading, after the round's
+    changes (docs/reward.md): it is no longer blind, and the next round retires it."""
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.99  # 0.994
+    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") >= 29 / 30 and heldout.share_below_zero("off_target") >= 29 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: plain h4-16 (an "
+                                       "imperative after a greeting tagged as a noun: 32% of words read as outside "
+                                       "any clause), salad h4-20 (grammatical nonsense, +0.65), off-target h4-14 "
+                                       "(answers how to join a panel, +0.44)")
+def test_heldout_meets_every_sign_target():
+    heldout = agreement("heldout")
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
