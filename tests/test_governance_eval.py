@@ -98,15 +98,13 @@ def test_dev_figures(reports, capsys):
     # Little, ...", h2-028) and a lower-case name mid-sentence ("tell hannah from the data team", h3-002), which
     # no cue tells from a word
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
-    # (and, until they are fixed on dev, the names the fourth part's reading missed)
-    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah"), ("h4-001", "José María Villanueva"),
-                             ("h4-039", "Priyanka"), ("h4-061", "Imogen"), ("h4-083", "jo"), ("h4-115", "gabriel")}, \
-        person_misses
+    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah")}, person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
-    # on the fourth part, 96 on dev with it
-    assert len(dev.false_redactions) <= 96, dev.false_redactions
+    # on the fourth part, 96 on dev with it, 88 since insults, parts of a report and forms of address of other
+    # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority
+    assert len(dev.false_redactions) <= 90, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4)] == [97, 114, 120, 120]
 
 
