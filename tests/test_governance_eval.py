@@ -190,9 +190,8 @@ def test_evaluate_cli_prints_both_parts_and_fails_cleanly_on_a_bad_file(tmp_path
 
 def test_evaluate_cli_says_so_when_a_split_has_no_rows(tmp_path):
     """Between two held-out parts the set has no held-out rows: scoring them prints a line, not an error."""
-    from typer.testing import CliRunner
-
     import typer
+    from typer.testing import CliRunner
 
     import agents.governance.evaluate as cli
 

@@ -180,7 +180,8 @@ class NameFilter:
             return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel"
         # particles count with the not-names here: "al Garante" is an authority, not a person ("Ben" alone is a name)
         not_names = [self.not_a_name(word) for word in words]
-        return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES for n, w in zip(not_names, words)))
+        return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES
+                                           for n, w in zip(not_names, words, strict=True)))
 
     def not_a_name(self, word: str) -> bool:
         bare = word.strip(".,;:!?'’\"()[]")
