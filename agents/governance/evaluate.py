@@ -1,7 +1,7 @@
 """Score the governance stage on the hand-written evaluation set: decisions, safety, PII recall and false
-redactions, sentiment. `dev` and `heldout` are always reported separately; each retired held-out part
-(`origin: heldout_v1` ... `heldout_v3`, part of dev now) is also reported on its own, after dev, as a subset of
-it.
+redactions, sentiment. `dev` and `heldout` are always reported separately (`heldout` only when the set has
+held-out rows: none between two held-out parts); each retired held-out part (`origin: heldout_v1` ...
+`heldout_v4`, part of dev now) is also reported on its own, after dev, as a subset of it.
 
     python -m agents.governance.evaluate [--split heldout] [--json] [--file data/governance_eval.jsonl]
 
@@ -208,6 +208,9 @@ def main(
     except DatasetError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
+    if not cases:  # no held-out part between two of them: nothing to score, not an error
+        typer.echo("{}" if as_json else f"no messages in split {split!r} of {file}")
+        return
     engine = get_engine()
     if classifier is not None and classifier != engine.config.classifier.enabled:
         config = engine.config.model_copy(update={"classifier": engine.config.classifier.model_copy(

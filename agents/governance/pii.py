@@ -178,7 +178,10 @@ class NameFilter:
             return False
         if any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
             return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel"
-        return not all(self.not_a_name(word) for word in words)
+        # particles count with the not-names here: "al Garante" is an authority, not a person ("Ben" alone is a name)
+        not_names = [self.not_a_name(word) for word in words]
+        return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES
+                                           for n, w in zip(not_names, words, strict=True)))
 
     def not_a_name(self, word: str) -> bool:
         bare = word.strip(".,;:!?'’\"()[]")
@@ -206,7 +209,8 @@ class NameContext:
         self.names = names
         joins = "|".join(regex.escape(word) for word in config.connectors)
         pair = rf"{NAME_WORD}(?:[ ]{NAME_WORD})?"  # up to two words: "Amos Tversky"
-        self.after = regex.compile(rf"[ ]+(?:{joins})[ ]+({pair})(?![\p{{L}}\p{{M}}'’-])(?![ ]*\d)")
+        trio = rf"{NAME_WORD}(?:[ ]{NAME_WORD}){{0,2}}"  # after a connector, up to three: "José María Villanueva"
+        self.after = regex.compile(rf"[ ]+(?:{joins})[ ]+({trio})(?![\p{{L}}\p{{M}}'’-])(?![ ]*\d)")
         self.before = regex.compile(rf"(?<![\p{{L}}\p{{M}}'’-])({pair})[ ]+(?:{joins})[ ]+\Z")
         self.cited = regex.compile(
             rf"(?<![\p{{L}}\p{{M}}'’-])({NAME_WORD})(?=(?:['’]s)?(?:[ ]+et[ ]+al\b|[ ]*\([ ]*{YEAR}[ ]*[);,]"
