@@ -29,8 +29,9 @@ SELF_PLACEHOLDER = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Tt]his is)\s+" + TI
 BYLINE = re.compile(r"\b[Bb]y\s+(?:[A-Z][\w.-]*\s+){0,2}(<PERSON_\d+>)")
 # A headline: a first line of three or more capitalised words (small words between them allowed), no end
 # punctuation, then a blank line ("How a Think Tank Turned Good News Into a Crisis\n\n..."): an article.
-HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)(?:[A-Z0-9][\w'’-]*[ \t]+(?:(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
-                      r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
+SMALL_WORDS = r"(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
+HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
+                      r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
@@ -142,7 +143,7 @@ class RoleCheck:
 
     def _unfinished(self, reply: str) -> bool:
         """The last line stops on a word or a comma (a reply cut at the token limit), unless it is a signature
-        under a sign-off ("Best wishes,\nThe digitisation team")."""
+        under a sign-off ("Best wishes,\nThe digitisation team") or after one on the same line."""
         lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
         if not lines or not self._open_end.search(lines[-1]):
             return False
