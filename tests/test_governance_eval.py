@@ -108,8 +108,9 @@ def test_dev_figures(reports, capsys):
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
     # on the fourth part, 96 on dev with it, 88 since insults, parts of a report and forms of address of other
     # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority; 29
-    # on the fifth part, 117 on dev with it
-    assert len(dev.false_redactions) <= 117, dev.false_redactions
+    # on the fifth part, 117 on dev with it, 86 since the greetings and thanks of other languages are not names
+    # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words
+    assert len(dev.false_redactions) <= 88, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5)] == [97, 114, 120, 120, 120]
 
 
