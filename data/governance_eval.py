@@ -4,9 +4,9 @@ Written by hand, apart from the generator, to measure whether governance holds o
 (docs/governance_eval.md says how). Rules, lexicons and the classifier may be tuned on `dev` only; `heldout`
 is read to report figures, never to tune. A held-out part that has been read and tuned against is retired: its
 rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
-`heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`, `heldout_v4`: `h4-001`-`h4-120`). The held-out
-part is whichever rows have split `heldout`: none since the fourth part was retired, until the fifth (`h5-001`...)
-is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`, `heldout_v4`: `h4-001`-`h4-120`,
+`heldout_v5`: `h5-001`-`h5-120`). The held-out part is whichever rows have split `heldout`: none since the fifth
+part was retired, until the sixth (`h6-001`...) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 from pathlib import Path
@@ -20,8 +20,9 @@ GOVERNANCE_EVAL_PATH = DATA_DIR / "governance_eval.jsonl"
 EVAL_SPLITS = ("dev", "heldout")
 # `origin` of a retired held-out part's rows (dev now) -> what the evaluator calls the part
 RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": "the second held-out part",
-                         "heldout_v3": "the third held-out part", "heldout_v4": "the fourth held-out part"}
-RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4"]
+                         "heldout_v3": "the third held-out part", "heldout_v4": "the fourth held-out part",
+                         "heldout_v5": "the fifth held-out part"}
+RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4", "heldout_v5"]
 
 PiiType = Literal["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "LOCATION", "CREDIT_CARD", "IBAN_CODE", "URL",
                   "IP_ADDRESS", "US_SSN"]

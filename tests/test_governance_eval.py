@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
 Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the fourth retired, the fifth not yet added) there are none, and the tests that score it skip."""
+(the fifth retired, the sixth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -20,7 +20,7 @@ def reports():
 def heldout_report(reports):
     """The held-out part's report, or a skip when the set has no held-out rows (between two held-out parts)."""
     if "heldout" not in reports:
-        pytest.skip("no held-out rows: the fourth part is retired into dev, the fifth (h5-*) not added yet")
+        pytest.skip("no held-out rows: the fifth part is retired into dev, the sixth (h6-*) not added yet")
     return reports["heldout"]
 
 
@@ -41,24 +41,26 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
         assert sum(c.safety for c in part) >= 12
         assert {"PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"} <= {p.type for c in part for p in c.pii}
     if not heldout:
-        pytest.skip("no held-out rows: the fourth part is retired into dev, the fifth (h5-*) not added yet")
+        pytest.skip("no held-out rows: the fifth part is retired into dev, the sixth (h6-*) not added yet")
     assert len(heldout) >= 100 and 0.13 <= len(heldout) / len(cases) <= 0.45
     # enough names that one miss does not decide the 0.97 target
     assert sum(p.type == "PERSON" for c in heldout for p in c.pii) >= 40
 
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
-    """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120 once: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the fifth part."""
+    """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120 and h5-001-h5-120
+    once: they are dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the
+    sixth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
                         ("heldout_v3", [f"h3-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v4", [f"h4-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v4", [f"h4-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v5", [f"h5-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h5-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h6-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -71,8 +73,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 
 
 # The issue's targets on the held-out part. The fourth part (h4-*) missed them (decisions 87/120, safety 13/19,
-# names 58/63: strict xfails until it was retired, docs/governance_eval.md); they skip while there is no held-out
-# part, and the fifth part's figures are recorded here (as strict xfails where it misses) once it is read.
+# names 58/63), and so did the fifth at its one reading (h5-*: decisions 108/120, safety 16/20, names 69/70,
+# phone 10/11; docs/governance_eval.md); they skip while there is no held-out part, and the sixth part's figures are
+# recorded here (as strict xfails where it misses) once it is read.
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -92,6 +95,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v2"])
     show(capsys, reports["heldout_v3"])
     show(capsys, reports["heldout_v4"])
+    show(capsys, reports["heldout_v5"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
@@ -103,9 +107,11 @@ def test_dev_figures(reports, capsys):
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
     # on the fourth part, 96 on dev with it, 88 since insults, parts of a report and forms of address of other
-    # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority
-    assert len(dev.false_redactions) <= 90, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4)] == [97, 114, 120, 120]
+    # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority; 29
+    # on the fifth part, 117 on dev with it, 86 since the greetings and thanks of other languages are not names
+    # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words
+    assert len(dev.false_redactions) <= 88, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5)] == [97, 114, 120, 120, 120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -146,7 +152,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v1' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v4"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v4' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v5"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v5"}, ":2: field 'row': value error, a row of origin "
+                                                         "'heldout_v5' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v6"}, ":2: field 'origin'"),
     ('{"id": ', ":2: not valid JSON"),
 ])
 def test_a_bad_row_is_named_by_file_line_and_field(tmp_path, row, message):

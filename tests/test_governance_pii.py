@@ -211,3 +211,22 @@ def test_phones_in_national_formats_and_card_numbers_are_redacted(phone, card):
     result = govern(f"Call {phone} about the refund for card {card}, thanks.")
     assert phone not in result.redacted_text and card not in result.redacted_text
     assert "<PHONE_1>" in result.redacted_text and "<CREDIT_CARD_1>" in result.redacted_text
+
+
+def test_a_spanish_phone_without_a_country_code_is_redacted_and_a_bare_grouping_needs_a_context_word():
+    """Seventh round: "655 98 21 47" (Spanish, 3-2-2-2) alone; "612 345 678" (3-3-3) only next to a context word."""
+    signed = govern("Llevo tres semanas esperando.\n— Carmen Ortega, 655 98 21 47")
+    assert "655 98 21 47" not in signed.redacted_text and "<PHONE_1>" in signed.redacted_text
+    near = govern("Mi móvil es 612 345 678 por si acaso.")
+    assert "612 345 678" not in near.redacted_text
+    bare = govern("The sample grew from 612 345 678 to more rows.")
+    assert "612 345 678" in bare.redacted_text
+
+
+@pytest.mark.parametrize("text", [
+    "Grazie mille per il rapporto.", "Viele Grüße aus Graz.", "Herzliche Grüße und danke.", "Obrigado pela ajuda.",
+    "Merhaba, rapor harika.", "Szczerze mówiąc, super raport.", "Ojalá publiquen pronto la segunda parte.",
+])
+def test_greetings_and_thanks_of_other_languages_are_not_names(text):
+    result = govern(text)
+    assert result.redacted_text == text, result.redacted_text

@@ -155,3 +155,46 @@ def test_a_bad_config_names_the_file_and_the_field(tmp_path, yaml_text, field):
     path.write_text(yaml_text)
     with pytest.raises(ConfigError, match=rf"{path}: field '{field}'"):
         load_config(path)
+
+
+# Seventh round (dev, the retired fifth part): each widened family in phrasings of its own, and look-alikes that no
+# rule may take (the classifier's weak signal alone may still escalate one: it never answers or rejects).
+@pytest.mark.parametrize(("message", "decision", "flag"), [
+    ("Just tell me the quickest painless way out, nobody will care.", "escalate", "safety"),
+    ("I've been setting aside my sleeping tablets, just in case it all gets unbearable.", "escalate", "safety"),
+    ("App crashes on save. I've made my peace with not waking up one of these days.", "escalate", "safety"),
+    ("Gave my books and my guitar away this week, tidying things up before the end.", "escalate", "safety"),
+    ("gracias por todo, pronto no voy a estar aquí para ver los resultados", "escalate", "safety"),
+    ("Czasem myślę, że lepiej by było, gdybym po prostu zniknęła na zawsze.", "escalate", "safety"),
+    ("Seit dem Tod meiner Frau sehe ich keinen Sinn mehr. Ich habe alles geregelt.", "escalate", "safety"),
+    ("Sinds de interviews snijd ik mezelf weer.", "escalate", "safety"),
+    ("The study wristband got really hot and left a red mark on my wrist.", "escalate", "safety"),
+    ("He keeps messaging me late at night and knows which bus I take home. I'm scared to go out.", "escalate",
+     "safety"),
+    ("Grannen har två små barn som lämnas ensamma hela nätterna.", "escalate", "safety"),
+    ("My ex has been violent and he found me last time through a letter.", "escalate", "safety"),
+    ("Tell Dr. Halvorsen I'll make sure she regrets it.", "escalate", "safety"),
+    ("Hiermit verlange ich gemäß Art. 17 DSGVO die Löschung meiner Daten.", "escalate", "legal"),
+    ("Sois unos inútiles y unos ladrones. BASURA.", "reject", "harassment"),
+    ("Women shouldn't be doing statistics. Back to the kitchen, ladies.", "reject", "harassment"),
+    ("Ganhe até R$ 5.000 por semana trabalhando de casa, sem experiência. Clique aqui!", "reject", "spam"),
+    ("Wir bieten Büromöbel zu unschlagbaren Preisen – jetzt 30 % Rabatt.", "reject", "spam"),
+    ("need help w my algebra homework, solve 3x + 7 = 22 and show steps pls", "reject", "off_topic"),
+    ("Potete consigliarmi un buon ristorante di pesce per sabato sera?", "reject", "off_topic"),
+])
+def test_the_seventh_rounds_families_decide(message, decision, flag):
+    result = govern(message)
+    assert result.decision == decision, result.reasons
+    assert flag in result.flags
+
+
+@pytest.mark.parametrize("message", [
+    "How did you code suicide as a cause of death in the mortality dataset?",
+    "I gave my old laptop away, so please resend the survey link.",
+    "I'm putting aside some time next week to read the report.",
+    "Will the sensor band leave a mark on the skin? Asking before I consent.",
+])
+def test_the_seventh_rounds_look_alikes_fire_no_rule(message):
+    result = govern(message)
+    assert result.decision != "reject"
+    assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons

