@@ -5,8 +5,8 @@ Written by hand, apart from the generator, to measure whether governance holds o
 is read to report figures, never to tune. A held-out part that has been read and tuned against is retired: its
 rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
 `heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`, `heldout_v4`: `h4-001`-`h4-120`,
-`heldout_v5`: `h5-001`-`h5-120`). The held-out part is whichever rows have split `heldout`: none since the fifth
-part was retired, until the sixth (`h6-001`...) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`heldout_v5`: `h5-001`-`h5-120`). The held-out part is whichever rows have split `heldout`: the sixth part
+(`h6-001`...) now; between two parts there is none. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 from pathlib import Path
