@@ -91,7 +91,7 @@ class RoleCheck:
                            "fewer words.")
         if m := self._template.search(reply):
             return False, f"Unfilled template placeholder {m.group()!r}: write the reply itself, ready to send."
-        invented = [p for p in self.unknown_placeholders(reply, facts) if p[1:].rsplit("_", 1)[0] not in self._named]
+        invented = [p for p in self.unknown_placeholders(reply, facts) if _kind(p) not in self._named]
         if invented:
             return False, f"{invented[0]} is not in the feedback: do not invent contact details."
         links = [m for m in self._link.findall(reply) if m.lower() not in facts.links]
@@ -139,7 +139,7 @@ class RoleCheck:
     def unknown_named(self, reply: str, facts: SenderFacts) -> list[str]:
         """The unknown placeholders of a person, place or organisation ("<PERSON_2> from our team will phone you"):
         how readers write the team's own people and places, but a reply sent as written would show them."""
-        return [p for p in self.unknown_placeholders(reply, facts) if p[1:].rsplit("_", 1)[0] in self._named]
+        return [p for p in self.unknown_placeholders(reply, facts) if _kind(p) in self._named]
 
     def _unfinished(self, reply: str) -> bool:
         """The last line stops on a word or a comma (a reply cut at the token limit), unless it is a signature
@@ -186,3 +186,8 @@ class RoleCheck:
             share = sum(stem(w, self.stem_chars) in facts.stems for w in words) / len(words)
             copied += share >= self.cfg.sender_copy_share
         return copied >= 2
+
+
+def _kind(placeholder: str) -> str:
+    """The kind of a placeholder: <PERSON_2> -> PERSON."""
+    return placeholder[1:].rsplit("_", 1)[0]
