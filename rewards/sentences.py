@@ -51,6 +51,8 @@ GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "m
 PERSONAL = frozenset({"we", "i", "you", "us", "me", "our", "my", "your"})
 BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013\u2014]|\d{1,2}[.)])\s+")
 LABEL_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014"})
+# The word after a sentence-initial imperative: "Fill in", "Send us", "Use the link", "Email your".
+IMPERATIVE_NEXT = frozenset({"IN", "RP", "DT", "PRP", "PRP$"})
 PARSER_EXCLUDES = ["ner", "lemmatizer", "attribute_ruler", "senter"]  # the reward needs tags and dependencies
 
 
@@ -252,10 +254,24 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
     courtesy = bool(words) and words[0] in COURTESY_OPENERS and (
         len(words) <= COURTESY_MAX_WORDS or words[0] == "please")  # "Please X ...": an instruction of any length
     clause = any(t.tag in FINITE for t in span) or root.tag == "VB" or courtesy
+    actions = _actions(toks, start, end, root, text, reader)
+    if not clause and _mistagged_imperative(span, root) and reader.is_imperative(text):
+        clause = True
+        if span[0].lower not in reader.non_actions:
+            actions.append(f"{span[0].lower} (instruction)")
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
-    return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)),
-                    tuple(_actions(toks, start, end, root, text, reader)), _general(toks, start, end))
+    return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)), tuple(actions),
+                    _general(toks, start, end))
+
+
+def _mistagged_imperative(span: list[_Token], root: _Token) -> bool:
+    """A sentence that may open with an imperative the small tagger read as a noun ("Fill in the form on our access
+    page and include ...": "Fill" NN, the root): its first word is the root, a noun, and the next word is one an
+    imperative takes (a particle or preposition, a determiner, a pronoun). Keyword heaps rarely look like this
+    ("Error 429 too many limitations.", "Recording and transcript preliminary."); `is_imperative` decides."""
+    return (len(span) > 3 and span[0] is root and span[0].alpha and span[0].tag in ("NN", "NNP")
+            and span[1].tag in IMPERATIVE_NEXT)
 
 
 def _sentence_bounds(toks: list[_Token]) -> list[tuple[int, int]]:
@@ -312,6 +328,13 @@ class SentenceReader:
         self.when = re.compile(commitment_times, re.IGNORECASE)
         self.sentient = frozenset(cfg.sentient_verbs)
         self.agents = frozenset(cfg.agent_nouns)
+
+    @lru_cache(maxsize=4096)  # noqa: B019 (one reader per scorer, and scorers live as long as the process)
+    def is_imperative(self, sentence: str) -> bool:
+        """Read again after "Please": the parser then tags a mistagged imperative as a verb ("Please fill in the
+        form ..." -> fill VB, the root). One short parse, for the few sentences `_mistagged_imperative` picks."""
+        doc = load_parser(self.cfg.spacy_model)(f"Please {sentence[0].lower()}{sentence[1:]}")
+        return len(doc) > 1 and doc[1].tag_ == "VB" and doc[1].dep_ == "ROOT"
 
     def _docs(self, texts: list[str]):
         nlp = load_parser(self.cfg.spacy_model)

@@ -336,6 +336,17 @@ class TestCoherence:
     def test_plain_conversational_replies_read_as_coherent(self, reply):
         assert score(reply, REPORT_FEEDBACK).components["coherence"].score == 1.0
 
+    def test_an_imperative_the_tagger_reads_as_a_noun_is_a_clause_and_a_keyword_heap_is_not(self):
+        """h4-16's plain reply: "Fill" is tagged a noun, the root of its sentence; read again after "Please" it is
+        the verb of an instruction. A heap that opens with a noun stays outside any clause."""
+        reader = default_scorer()._reader
+        (reading,), _ = reader.read_with_feedbacks([
+            "Thanks for asking. Fill in the form on our access page and include your supervisor's letter. "
+            "Recording and transcript preliminary."], [])
+        fill, heap = reading.sentences[1], reading.sentences[2]
+        assert fill.clause and "fill (instruction)" in fill.actions
+        assert not heap.clause
+
     def test_a_relative_clause_without_a_verb_is_broken_grammar(self):
         """h15's salad: "... only some everyone you still unclear" has a subject and no verb; with the feedback's
         own words around it, that is a stitched reply."""
