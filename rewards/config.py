@@ -36,6 +36,9 @@ class ToneConfig(_Strict):
 class IntegrityConfig(_Strict):
     markers: list[str]
     evasive_phrases: list[str]
+    framed_nouns: list[str]
+    framing_verbs: list[str]
+    framing_agents: list[str]
     saturate_at: int = Field(ge=1)
     score_none: float = Field(ge=-1, le=1)
     score_boilerplate: float = Field(ge=-1, le=1)

@@ -33,6 +33,7 @@ CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)")  # a settled check and its verdict
 # The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
 KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
 FEEDBACK_CACHE_SIZE = 4096
+FRAMING_STEM = 5  # the verbs of `integrity.framing_verbs` are matched on their first five letters
 
 
 class ComponentScore(NamedTuple):  # a NamedTuple: eight are built per reply, on the training hot path
@@ -99,6 +100,9 @@ class RewardScorer:
         self._appreciation = _lexicon(config.tone.appreciation_markers)
         self._cheer = _lexicon(config.tone.cheer_markers)
         self._integrity = _lexicon(config.integrity.markers)
+        self._framed_nouns = tuple(config.integrity.framed_nouns)
+        self._framing_verbs = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_verbs)
+        self._framing_agents = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_agents)
         self._evasive = _lexicon(config.integrity.evasive_phrases)
         # ordinary phrases are matched with the hype terms (longest first), so that "completely fine" is found
         # whole and then dropped, not counted as "completely"
@@ -161,7 +165,8 @@ class RewardScorer:
         if not coherent:
             caps.append(self.config.coherence.cap)
         components["coherence"] = ComponentScore(1.0 if coherent else -1.0, 0.0, coherence_why)
-        in_role, role_why = self._role.check(response, fb.sender, reading.yours) if words else (True, "Empty reply.")
+        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, parts["acknowledgment"][0] >= 0)
+                             if words else (True, "Empty reply."))
         if not in_role:
             caps.append(self.config.role.cap)
         unknown = self._role.unknown_named(response, fb.sender) if in_role and words else []
@@ -358,6 +363,9 @@ class RewardScorer:
         previous: tuple[str, ...] = ()
         for sentence in own:  # own sentences are already about this case (not general, not evasive)
             found = self._integrity.findall(sentence.text.lower())
+            if found and sentence.objects:
+                props = self._props(sentence)
+                found = [f for f in found if not any(p.startswith(f) for p in props)]
             # The point may be named in this sentence or in the one before ("... the offset. We will verify it.")
             if found and any(stem(w, self._stem) in fb.key_stems for w in (*previous, *sentence.words)):
                 specific.update(found)
@@ -381,6 +389,12 @@ class RewardScorer:
         if len(distinct) < cfg.saturate_at:
             return score, why + ": one more concrete caveat or check would make it complete."
         return score, why + ": integrity credit is full (more markers add nothing)."
+
+    def _props(self, sentence: Sentence) -> list[str]:
+        """The integrity nouns of a sentence that are the object of a verb no caveat takes ("boil the limitations")."""
+        return [noun for noun, verb, agent in sentence.objects
+                if noun.startswith(self._framed_nouns)
+                and stem(verb, FRAMING_STEM) not in (self._framing_agents if agent else self._framing_verbs)]
 
     def _overselling(self, lower: str) -> tuple[float, str]:
         cfg = self.config.overselling

@@ -81,9 +81,11 @@ class RoleCheck:
         return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), links, team, signer,
                            frozenset(stem(w, self.stem_chars) for w in words))
 
-    def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset()) -> tuple[bool, str]:
-        """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse). Checks run
-        cheapest first; the first failure is the explanation."""
+    def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
+              takes_up_points: bool = True) -> tuple[bool, str]:
+        """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse); `takes_up_points`:
+        the reply takes up at least half the feedback's terms it should (acknowledgment >= 0). Checks run cheapest
+        first; the first failure is the explanation."""
         lower = reply.lower()
         if self._unfinished(reply):
             last = reply.strip().splitlines()[-1].strip()
@@ -127,9 +129,13 @@ class RoleCheck:
                            "team ('our ...').")
         if self._copies_sender(lower, facts):
             return False, "Retells the sender's experience in the first person: reply to them instead of as them."
-        if not self._team.search(lower) and not self._addresses_sender(lower):
-            return False, ("Neither speaks as the team (we, I) nor opens by addressing the sender: this reads as an "
-                           "article, not a reply.")
+        if not self._team.search(lower):
+            if not self._addresses_sender(lower):
+                return False, ("Neither speaks as the team (we, I) nor opens by addressing the sender: this reads as "
+                               "an article, not a reply.")
+            if not takes_up_points:  # "Respect the Countryside Code: leave gates as you find them, ..."
+                return False, ("Neither speaks as the team (we, I) nor takes up the sender's points: advice to anyone, "
+                               "not a reply to this message.")
         return True, "Written as the team's reply to the sender (a gate: wrong role or template text caps the total)."
 
     def unknown_placeholders(self, reply: str, facts: SenderFacts) -> list[str]:

@@ -65,6 +65,9 @@ class Sentence:
     anomalies: tuple[str, ...]  # where the parse says the grammar breaks, e.g. "no subject for 'suggests'"
     actions: tuple[str, ...]  # what the team does or tells the sender to do: "fixed", "send", "deleted (passive)"
     general: bool  # a statement about things in general ("Every study has limitations"), not about this case
+    objects: tuple[tuple[str, str, bool], ...]  # (noun, its verb, is it the passive agent) of each direct object
+    # and passive agent: "boil the limitations" -> ("limitations", "boil", False), "reviewed by the limitations" ->
+    # ("limitations", "reviewed", True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,8 @@ def load_parser(model: str) -> spacy.Language:
 def stem(word: str, chars: int) -> str:
     """A light stem: a plural's singular ("lists" -> "list", "studies" -> "study"), then the first `chars` letters,
     so that "verify", "verified" and "verification" meet. Cheap enough for every word of every reply."""
+    if len(word) > 1 and word[0] == "v" and word[1].isdigit():
+        word = word[1:]  # a version: "v2.4.1" is "2.4.1"
     if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -122,6 +127,17 @@ STANDIN = "Morgan"  # what the parser reads in place of a governance placeholder
 
 def _for_parser(text: str) -> str:
     return PLACEHOLDER.sub(STANDIN, text) if "<" in text else text
+
+
+# Lines of a stack trace that are the machine's, not the sender's: a Python traceback's header and frames, a
+# Java frame. Their words ("traceback", "recent", "call", "file", "line", "88") are no points to take up; the
+# error line and the code line stay.
+STACK_FRAME = re.compile(r'^[ \t]*(?:Traceback \(most recent call last\):|File "[^"\n]*", line \d+.*'
+                         r'|at [\w$.]+\([\w$]+\.java:\d+\))[ \t]*$', re.MULTILINE)
+
+
+def _without_stack_frames(feedback: str) -> str:
+    return STACK_FRAME.sub("", feedback) if ("Traceback" in feedback or ".java:" in feedback) else feedback
 
 
 def _clip(text: str, max_words: int) -> str:
@@ -262,7 +278,19 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
     return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)), tuple(actions),
-                    _general(toks, start, end))
+                    _general(toks, start, end), _objects(span, toks))
+
+
+def _objects(span: list[_Token], toks: list[_Token]) -> tuple[tuple[str, str, bool], ...]:
+    found = []
+    for t in span:
+        if not t.tag.startswith("NN"):
+            continue
+        if t.dep == "dobj":
+            found.append((t.lower, toks[t.head].lower, False))
+        elif t.dep == "pobj" and toks[t.head].dep == "agent":
+            found.append((t.lower, toks[toks[t.head].head].lower, True))
+    return tuple(found)
 
 
 def _mistagged_imperative(span: list[_Token], root: _Token) -> bool:
@@ -345,7 +373,7 @@ class SentenceReader:
         """Replies and feedbacks in one `nlp.pipe` pass: the parser steps a batch's documents together, so one
         pass over a reply and its feedback costs much less than two passes of one document each (a rollout
         scores one reply to a feedback its runner process has usually not read yet)."""
-        docs = list(self._docs([*feedbacks, *texts]))
+        docs = list(self._docs([*map(_without_stack_frames, feedbacks), *texts]))
         return ([_reading(doc, self) for doc in docs[len(feedbacks):]],
                 [_feedback_terms(doc) for doc in docs[: len(feedbacks)]])
 

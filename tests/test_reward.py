@@ -435,8 +435,40 @@ class TestIntegrityInContext:
     def test_admissions_are_integrity_without_stock_words(self):
         assert comp("You're right, and we should have said how small the survey sample was.")["integrity"] > 0
 
+    def test_an_integrity_noun_earns_only_as_a_caveat_not_as_the_prop_of_a_nonsense_verb(self):
+        """h5-20's salad: "the units will transparently boil the limitations". The same noun stated, weighed or as
+        the doer of what a caveat does earns; as the object or the doer of anything else it is boilerplate."""
+        framed = ["We should have noted this limitation of the tiny survey sample in the results.",
+                  "The bias estimate for the survey sample is limited by the uncertainty of 48 answers."]
+        props = ["The survey sample will quietly boil the limitations of the tiny results.",
+                 "The survey sample has been reviewed by the limitations of the results."]
+        assert all(comp(text)["integrity"] > 0 for text in framed)
+        assert all(comp(text)["integrity"] < 0 for text in props)
+
 
 class TestAcknowledgmentResponds:
+    def test_a_stack_trace_is_the_machines_words_not_points_to_take_up(self):
+        """h5-01: the key terms of a bug report were its traceback's ("traceback", "call", "file", "line", "88"),
+        so a plain reply about the real point took up none of them. Versions meet with and without a "v"."""
+        feedback = ("Running `tool fetch` on v2.4.1 crashes:\n\nTraceback (most recent call last):\n"
+                    '  File "/opt/tool/cli.py", line 88, in fetch\n    tz = meta["device_tz"]\nKeyError: '
+                    "'device_tz'\n\nThe same logger file works on v2.3.0. Firmware 41. Is the timezone field now "
+                    "required? It is not in the changelog.")
+        analysis = default_scorer().analyze_feedback(feedback)
+        assert not {"traceback", "recent", "call", "line", "88"} & set(analysis.key_words)
+        reply = ("Thanks, we can reproduce this. Version 2.4.1 expects a timezone field that firmware 41 doesn't write, "
+                 "and we forgot to put the change in the changelog. A fix that falls back to UTC will be in 2.4.2; "
+                 "until then stay on 2.3.0. Sorry for the trouble.")
+        assert score(reply, feedback).components["acknowledgment"].score > 0
+
+    def test_advice_to_anyone_that_takes_up_nothing_is_not_a_reply(self):
+        """h5-25's off-target reply: countryside tips in the second person, no "we", none of the farmer's points."""
+        tips = ("Respect the countryside: leave gates as you find them, keep dogs on a lead near livestock, stick to "
+                "marked paths and take your litter home. Simple habits like these help farmers and visitors alike.")
+        result = score(tips, REPORT_FEEDBACK)
+        assert result.components["role"].score == -1.0 and "takes up" in result.components["role"].explanation
+        assert result.total < 0
+
     def test_a_plain_reply_without_stock_words_is_acceptable(self):
         result = score(PLAIN, REPORT_FEEDBACK)
         assert 40 <= len(PLAIN.split()) <= 70

@@ -1,9 +1,9 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the first two held-out parts, h01-h24 and h3-*, are dev now: they were read
-and tuned against); held-out was never looked at while tuning, so its floors are what was measured at its first
-reading, and the targets it misses are a strict xfail (docs/reward.md has both figures and every held-out
-disagreement).
+Dev is what the reward was tuned on (the first three held-out parts, h01-h24, h3-* and h4-*, are dev now: they were
+read and tuned against); the held-out part was written blind and read once before the round's changes, which were
+then made for what that reading showed. Its floors are at the second reading, and the targets it still misses are a
+strict xfail (docs/reward.md has both readings and every held-out disagreement).
 """
 
 import pytest
@@ -24,24 +24,40 @@ def agreement(split: str):
 
 
 @pytest.fixture(scope="module")
-def dev():
-    return agreement("dev")
+def dev_scored():
+    return scored("dev")
+
+
+@pytest.fixture(scope="module")
+def dev(dev_scored):
+    messages, results = dev_scored
+    return pairwise_agreement(messages, [[r.total for r in rs] for rs in results])
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.95  # 0.994
+    assert dev.overall >= 0.95  # 0.997
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message
-    assert dev.share_below_zero("salad") == dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.95  # 102 of 106
+    assert dev.share_below_zero("placeholder") == 1.0
+    assert dev.share_below_zero("off_target") >= 0.95  # 131 of 136
     assert min(dev.rate(k) for k in dev.pairs) >= 0.95
 
 
-def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detail():
+def test_the_one_dev_salad_scored_acceptable_is_grammatical_nonsense_that_parses(dev_scored):
+    """h4-20's salad ("Your son nine reads the app of integrity, soon. ... £20 keeps asking") is well-formed to the
+    parser and takes up the feedback's terms; a syntax-based reward cannot tell it from sense (docs/reward.md).
+    Every other salad of dev is below zero."""
+    messages, results = dev_scored
+    acceptable = [m.id for m, rs in zip(messages, results, strict=True)
+                  for r, res in zip(m.replies, rs, strict=True) if r.kind == "salad" and res.total >= 0]
+    assert acceptable == ["h4-20"]
+
+
+def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detail(dev_scored):
     """The second held-out part's writer (h3-*, dev now) gives the team's phone as <PHONE_1> in h3-07's two
     genuine replies. A reply can only have the feedback's placeholders filled back, so that one stays literal in
     what is sent: an invented contact detail, which fails the role gate (issue #12). That is the one reason a
     genuine dev reply may fail. (The team's own people and places as placeholders cost 0.2 instead.)"""
-    messages, results = scored("dev")
+    messages, results = dev_scored
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
                 for r, res in zip(m.replies, rs, strict=True) if r.kind in GENUINE_KINDS and res.total < 0]
     assert len(failures) <= 2, failures
@@ -49,21 +65,20 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
 
 
 def test_heldout_agreement_and_signs():
-    """The third held-out part (h4-*, written by a writer who had read neither the reward nor any row of the set).
-    Its first reading, before any change made for it: agreement 0.947, careful above salad 27/30, careful >= 0
-    25/30, plain 29/30, salad < 0 29/30, off-target < 0 27/30. Floors at its second reading, after the round's
-    changes (docs/reward.md): it is no longer blind, and the next round retires it."""
+    """The fourth held-out part (h5-*, written by a writer who had read neither the reward, its docs nor any row of
+    the set). Its first reading, before any change made for it: agreement 0.994, careful above salad 29/30,
+    careful >= 0 30/30, plain 29/30, salad < 0 28/30, off-target < 0 29/30, placeholder < 0 30/30. Floors at its
+    second reading, after the round's changes (docs/reward.md): it is no longer blind, and the next round retires
+    it."""
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.99  # 0.994
+    assert heldout.overall >= 0.99  # 1.000
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") <= 1 / 30
-    assert heldout.share_below_zero("salad") >= 29 / 30 and heldout.share_below_zero("off_target") >= 29 / 30
+    assert heldout.share_below_zero("careful") == heldout.share_below_zero("plain") == 0
+    assert heldout.share_below_zero("off_target") == 1.0 and heldout.share_below_zero("salad") >= 28 / 30
 
 
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: plain h4-16 (an "
-                                       "imperative after a greeting tagged as a noun: 32% of words read as outside "
-                                       "any clause), salad h4-20 (grammatical nonsense, +0.65), off-target h4-14 "
-                                       "(answers how to join a panel, +0.44)")
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: salads h5-08 (+0.52) "
+                                       "and h5-20 (+0.29), grammatical nonsense that parses")
 def test_heldout_meets_every_sign_target():
     heldout = agreement("heldout")
     assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
