@@ -106,12 +106,9 @@ def test_dev_figures(reports, capsys):
     assert dev.answerable_rejected == 0
     # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
     # Little, ...", h2-028) and a lower-case name mid-sentence ("tell hannah from the data team", h3-002), which
-    # no cue tells from a word; and, until round eight fixes them on dev, the six names the sixth part's one
-    # reading missed
+    # no cue tells from a word
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
-    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah"), ("h6-007", "Ewan"), ("h6-015", "kwame"),
-                             ("h6-063", "f. moreau"), ("h6-068", "Petra Feld"), ("h6-096", "tom"),
-                             ("h6-103", "Lucía")}, person_misses
+    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah")}, person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -119,9 +116,10 @@ def test_dev_figures(reports, capsys):
     # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority; 29
     # on the fifth part, 117 on dev with it, 86 since the greetings and thanks of other languages are not names
     # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words; 18 on the sixth
-    # part, 104 on dev with it; 126 with round eight's rows for the rules (capitalised words of other languages the
-    # model takes for names: "Schmerzstudie", "Bankkarte", "Ofrecemos")
-    assert len(dev.false_redactions) <= 126, dev.false_redactions
+    # part, 104 on dev with it; 126 with round eight's 72 rows (capitalised words of other languages the model takes
+    # for names: "Schmerzstudie", "Bankkarte", "Ofrecemos"), 103 since words of other languages, offices and parts of
+    # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area")
+    assert len(dev.false_redactions) <= 103, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6)] == [97, 114, 120, 120, 120, 120]
 
 

@@ -149,6 +149,8 @@ def test_over_long_input_is_truncated_with_a_flag():
     # a rule that fires on what a message lacks (the old off-topic rule) is refused: positive evidence only
     ("pii: {entities: [PERSON]}\nprompt_injection: {reason: r, replacement: x, patterns: [a]}\n"
      "rules: [{name: n, decision: reject, reason: r, none_of: [research]}]\n", "rules.0"),
+    ("pii: {entities: [LOCATION], place_cues: {patterns: ['in {name}(']}}\n"
+     "prompt_injection: {reason: r, replacement: x, patterns: [a]}\nrules: []\n", "pii.place_cues"),
 ])
 def test_a_bad_config_names_the_file_and_the_field(tmp_path, yaml_text, field):
     path = tmp_path / "governance.yaml"
