@@ -240,6 +240,12 @@ def test_abuse_next_to_a_precise_bug_report_is_a_conflict_and_abuse_alone_is_rej
     assert govern("you morons, learn to code").decision == "reject"
 
 
+def test_a_part_of_the_work_called_trash_is_abuse_but_a_numbered_part_stays_a_point():
+    """The dataset's fb-0316 ("your consent form is worthless trash"), escalated as a conflict since round five."""
+    assert govern("You idiots, your consent form is worthless trash.").decision == "reject"
+    assert govern("You idiots, your table 3 is worthless trash.").decision == "escalate"
+
+
 @pytest.mark.parametrize("message", [
     "How did you handle the suicide items in the teen survey?",
     "¿Cómo trataron las preguntas sobre suicidio en la encuesta?",
