@@ -260,3 +260,16 @@ def test_the_eighth_rounds_look_alikes_fire_no_rule(message):
     result = govern(message)
     assert result.decision != "reject"
     assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+
+
+def test_rule_patterns_match_case_insensitively_on_either_path():
+    """Most patterns run case-sensitively over the lower-cased text (faster), the rest with IGNORECASE as it is."""
+    from agents.governance.rules import RulePattern, RuleText
+
+    folded, reads_case = RulePattern.compile(r"\bsue\b"), RulePattern.compile(r"<URL_\d+>")
+    assert folded.folded is not None and reads_case.folded is None
+    assert folded.search(RuleText("We will SUE you")).span() == (8, 11)
+    assert reads_case.search(RuleText("see <URL_1>"))
+    # "İ" lower-cases to two characters: such a text is matched as it is, with its own offsets
+    text = RuleText("İstanbul: we will Sue")
+    assert text.lower is None and folded.search(text).span() == (18, 21)
