@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
 Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the fifth retired, the sixth not yet added) there are none, and the tests that score it skip."""
+(the sixth retired, the seventh not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -10,6 +10,8 @@ import pytest
 from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
+
+NO_HELDOUT = "no held-out rows: the sixth part is retired into dev, the seventh (h7-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +22,7 @@ def reports():
 def heldout_report(reports):
     """The held-out part's report, or a skip when the set has no held-out rows (between two held-out parts)."""
     if "heldout" not in reports:
-        pytest.skip("no held-out rows: the fifth part is retired into dev, the sixth (h6-*) not added yet")
+        pytest.skip(NO_HELDOUT)
     return reports["heldout"]
 
 
@@ -41,26 +43,28 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
         assert sum(c.safety for c in part) >= 12
         assert {"PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"} <= {p.type for c in part for p in c.pii}
     if not heldout:
-        pytest.skip("no held-out rows: the fifth part is retired into dev, the sixth (h6-*) not added yet")
-    assert len(heldout) >= 100 and 0.1 <= len(heldout) / len(cases) <= 0.45
+        pytest.skip(NO_HELDOUT)
+    # each retired part makes dev larger: a part of 100-120 rows is 8-10% of the set by the seventh
+    assert len(heldout) >= 100 and 0.07 <= len(heldout) / len(cases) <= 0.45
     # enough names that one miss does not decide the 0.97 target
     assert sum(p.type == "PERSON" for c in heldout for p in c.pii) >= 40
 
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
-    """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120 and h5-001-h5-120
-    once: they are dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the
-    sixth part."""
+    """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120 and
+    h6-001-h6-120 once: they are dev rows now, marked, never counted as held out; a held-out row, once there is one
+    again, is of the seventh part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
                         ("heldout_v3", [f"h3-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v4", [f"h4-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v5", [f"h5-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v5", [f"h5-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v6", [f"h6-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h6-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h7-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -72,19 +76,11 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     assert not heldout.boundaries_inexact
 
 
-# The issue's targets on the held-out part. The fourth part (h4-*) missed them (decisions 87/120, safety 13/19,
-# names 58/63), and so did the fifth at its one reading (h5-*: decisions 108/120, safety 16/20, names 69/70,
-# phone 10/11). The sixth (h6-*), read once at the end of round seven: decisions 110/120 (0.917), safety 18/19
-# (h6-092 answered), names 68/74 (0.919); docs/governance_eval.md lists every miss. Floors at that reading, and
-# the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 110 and heldout.safety_escalated >= 18, heldout.misses
-    assert heldout.recall("PERSON") >= 68 / 74, heldout.pii_misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the sixth held-out part: 110/120 decisions, safety "
-                                       "18/19 (self-harm h6-092 answered)")
+# The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
+# 58/63; h5 (one reading) 108/120, 16/20, 69/70, phone 10/11; h6 (one reading, end of round seven) 110/120, 18/19
+# (self-harm h6-092 answered), 68/74 (docs/governance_eval.md lists every miss). They skip while there is no held-out
+# part; the seventh part's first-reading figures are recorded here once it is read (floors at that reading, and the
+# targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -92,8 +88,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the sixth held-out part: names 68/74 (Ewan, kwame, "
-                                       "f. moreau, Petra Feld, tom, Lucía)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -107,6 +101,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v3"])
     show(capsys, reports["heldout_v4"])
     show(capsys, reports["heldout_v5"])
+    show(capsys, reports["heldout_v6"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
@@ -120,9 +115,12 @@ def test_dev_figures(reports, capsys):
     # on the fourth part, 96 on dev with it, 88 since insults, parts of a report and forms of address of other
     # languages are not names either ("Vollidiot", "Abbildung 4", "Monsieur") and "al Garante" is an authority; 29
     # on the fifth part, 117 on dev with it, 86 since the greetings and thanks of other languages are not names
-    # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words
-    assert len(dev.false_redactions) <= 88, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5)] == [97, 114, 120, 120, 120]
+    # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words; 18 on the sixth
+    # part, 104 on dev with it; 126 with round eight's 72 rows (capitalised words of other languages the model takes
+    # for names: "Schmerzstudie", "Bankkarte", "Ofrecemos"), 103 since words of other languages, offices and parts of
+    # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area")
+    assert len(dev.false_redactions) <= 103, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6)] == [97, 114, 120, 120, 120, 120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -165,7 +163,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v4' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v5"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v5' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v6"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v6"}, ":2: field 'row': value error, a row of origin "
+                                                         "'heldout_v6' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v7"}, ":2: field 'origin'"),
     ('{"id": ', ":2: not valid JSON"),
 ])
 def test_a_bad_row_is_named_by_file_line_and_field(tmp_path, row, message):

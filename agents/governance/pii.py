@@ -115,7 +115,8 @@ class InstalledSpacyNlpEngine(SpacyNlpEngine):
 
 
 def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
-    """Presidio's analyzer with its predefined recognizers plus one for names after an introduction cue."""
+    """Presidio's analyzer with its predefined recognizers plus ours: names and places after a cue, national
+    phone formats."""
     analyzer = AnalyzerEngine(
         nlp_engine=InstalledSpacyNlpEngine(
             config.spacy_model, config.language, config.spacy_exclude, config.lowercase_lemmas
@@ -146,6 +147,17 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
                     global_regex_flags=0,
                 )
             )
+    if config.place_cues.enabled and config.place_cues.patterns and "LOCATION" in config.entities:
+        analyzer.registry.add_recognizer(
+            PatternRecognizer(
+                supported_entity="LOCATION",
+                name="PlaceCueRecognizer",
+                patterns=[Pattern("place after cue", p, config.place_cues.score)
+                          for p in config.place_cues.expanded(config.name_cues.name)],
+                supported_language=config.language,
+                global_regex_flags=0,  # a place is capitalised; cue words carry their own (?i:...)
+            )
+        )
     if config.national_phones.patterns and "PHONE_NUMBER" in config.entities:
         analyzer.registry.add_recognizer(
             PatternRecognizer(
@@ -186,8 +198,8 @@ class NameFilter:
             RecognizerResult.RECOGNIZER_NAME_KEY) == LOWER_CASE_NAME_RECOGNIZER
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
-        if any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
-            return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel"
+        if not lower_case_cue and any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
+            return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel" (but "— f. moreau")
         if letters[0].islower() and all(w.casefold() in NAME_PARTICLES for w in words):
             return False  # lower-case particles alone are words, not a name: Spanish "la" (seventh round; "Ben" is)
         # particles count with the not-names here: "al Garante" is an authority, not a person ("Ben" alone is a name)

@@ -15,31 +15,73 @@ from agents.governance.config import InjectionConfig, RuleConfig
 
 FLAGS = regex.IGNORECASE | regex.VERSION0
 SENTENCE_END = regex.compile(r"[.!?\n]")
+ESCAPE = regex.compile(r"\\.")
+READS_CASE = regex.compile(r"\p{Lu}|\(\?[a-zA-Z]*-[a-zA-Z]*i")  # a capital letter of its own, or (?-i: ...)
+
+
+class RuleText:
+    """A message as the rules read it: the text, and its lower case when that has the same offsets (almost always;
+    "İ" lower-cases to two characters)."""
+
+    __slots__ = ("text", "lower")
+
+    def __init__(self, text: str):
+        self.text = text
+        lower = text.lower()
+        self.lower = lower if len(lower) == len(text) else None
+
+
+@dataclass(frozen=True)
+class RulePattern:
+    """One rule pattern, matched case-insensitively. A pattern that does not read case itself runs case-sensitively
+    over the lower-cased text, where regex can skip ahead to its literals (the rules ran ~25% faster, with the same
+    spans on every text of the dataset and the hand-written set); one that does (a capital letter, \\p{Lu}, an
+    inline (?-i:...)), and any text whose lower case has other offsets, is matched with IGNORECASE as it is."""
+
+    plain: regex.Pattern
+    folded: regex.Pattern | None
+
+    @classmethod
+    def compile(cls, pattern: str) -> RulePattern:
+        reads_case = READS_CASE.search(ESCAPE.sub("", pattern)) is not None
+        return cls(regex.compile(pattern, FLAGS), None if reads_case else regex.compile(pattern, regex.VERSION0))
+
+    def search(self, text: RuleText) -> regex.Match | None:
+        if self.folded is not None and text.lower is not None:
+            return self.folded.search(text.lower)
+        return self.plain.search(text.text)
+
+    def finditer(self, text: RuleText) -> Iterable[regex.Match]:
+        if self.folded is not None and text.lower is not None:
+            return self.folded.finditer(text.lower)
+        return self.plain.finditer(text.text)
 
 
 @dataclass(frozen=True)
 class CompiledRule:
     config: RuleConfig
-    any_of: tuple[regex.Pattern, ...]
-    none_of: tuple[regex.Pattern, ...]
-    all_of: tuple[tuple[regex.Pattern, ...], ...] = ()
+    any_of: tuple[RulePattern, ...]
+    none_of: tuple[RulePattern, ...]
+    all_of: tuple[tuple[RulePattern, ...], ...] = ()
 
     @classmethod
     def compile(cls, config: RuleConfig) -> CompiledRule:
         return cls(
             config,
-            tuple(regex.compile(p, FLAGS) for p in config.any_of),
-            tuple(regex.compile(p, FLAGS) for p in config.none_of),
-            tuple(tuple(regex.compile(p, FLAGS) for p in group) for group in config.all_of),
+            tuple(RulePattern.compile(p) for p in config.any_of),
+            tuple(RulePattern.compile(p) for p in config.none_of),
+            tuple(tuple(RulePattern.compile(p) for p in group) for group in config.all_of),
         )
 
-    def fires(self, text: str, n_words: int) -> bool:
-        if n_words < self.config.min_words:
+    def fires(self, text: RuleText, n_words: int) -> bool:
+        """`any_of` first: most rules do not fire on a message, so their `none_of` and `all_of` are never searched."""
+        if n_words < self.config.min_words or not self._any_of_matches(text):
             return False
         if any(p.search(text) for p in self.none_of):
             return False
-        if not all(any(p.search(text) for p in group) for group in self.all_of):
-            return False
+        return all(any(p.search(text) for p in group) for group in self.all_of)
+
+    def _any_of_matches(self, text: RuleText) -> bool:
         if self.config.min_matches == 1:
             return any(p.search(text) for p in self.any_of)
         hits = 0
@@ -50,7 +92,7 @@ class CompiledRule:
                     return True
         return False
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: RuleText) -> list[tuple[int, int]]:
         """Where the `any_of` patterns match: the evidence, cut out when asking what else the message says."""
         return [m.span() for p in (*self.any_of, *(p for group in self.all_of for p in group))
                 for m in p.finditer(text)]
@@ -68,8 +110,8 @@ class ComplianceRules:
 
     def evaluate(self, text: str) -> list[FiredRule]:
         """The rules that fire on this text, in config order, with where their patterns matched."""
-        n_words = len(text.split())
-        return [FiredRule(rule.config, tuple(rule.spans(text))) for rule in self.rules if rule.fires(text, n_words)]
+        n_words, view = len(text.split()), RuleText(text)
+        return [FiredRule(rule.config, tuple(rule.spans(view))) for rule in self.rules if rule.fires(view, n_words)]
 
 
 def without_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
