@@ -456,9 +456,9 @@ class TestAcknowledgmentResponds:
                     "required? It is not in the changelog.")
         analysis = default_scorer().analyze_feedback(feedback)
         assert not {"traceback", "recent", "call", "line", "88"} & set(analysis.key_words)
-        reply = ("Thanks, we can reproduce this. Version 2.4.1 expects a timezone field that firmware 41 doesn't write, "
-                 "and we forgot to put the change in the changelog. A fix that falls back to UTC will be in 2.4.2; "
-                 "until then stay on 2.3.0. Sorry for the trouble.")
+        reply = ("Thanks, we can reproduce this. Version 2.4.1 expects a timezone field that firmware 41 "
+                 "doesn't write, and we forgot to put the change in the changelog. A fix that falls back to UTC "
+                 "will be in 2.4.2; until then stay on 2.3.0. Sorry for the trouble.")
         assert score(reply, feedback).components["acknowledgment"].score > 0
 
     def test_advice_to_anyone_that_takes_up_nothing_is_not_a_reply(self):
