@@ -5,7 +5,8 @@ personal data appears as governance placeholders such as `<PERSON_1>`) and at le
 Two kinds are genuine replies, six are replies a careful reader rejects. How it was written:
 docs/reader_set.md. The `heldout` split is never used to tune the reward; `dev` is. A held-out part that was
 read and tuned against is retired into `dev` with its ids, marked by `origin` (`heldout_v1`: `h01`-`h24`,
-`heldout_v2`: `h3-01`-`h3-30`, `heldout_v3`: `h4-01`-`h4-30`); the held-out part is the fourth one (`h5-01`...).
+`heldout_v2`: `h3-01`-`h3-30`, `heldout_v3`: `h4-01`-`h4-30`, `heldout_v4`: `h5-01`-`h5-30`); the held-out part is
+the fifth one (`h6-01`...).
 
 `pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
 one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.
@@ -24,7 +25,7 @@ READER_SET_PATH = DATA_DIR / "reader_set.jsonl"
 
 Kind = Literal["careful", "plain", "salad", "off_target", "placeholder", "hedge", "oversold", "echo"]
 Split = Literal["dev", "heldout"]
-RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3"]
+RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4"]
 KINDS: tuple[str, ...] = get_args(Kind)
 GENUINE_KINDS = ("careful", "plain")
 BAD_KINDS = tuple(k for k in KINDS if k not in GENUINE_KINDS)
