@@ -176,6 +176,14 @@ def _tokens(doc: Doc) -> list[_Token]:
     return tokens
 
 
+def _in_hyphenated_word(toks: list[_Token], t: _Token) -> bool:
+    """A part of a word written with a hyphen and no spaces ("pre-specified", "re-run", "n-back")."""
+    def joined(a: _Token, b: _Token) -> bool:
+        return a.idx + len(a.text) == b.idx and (a.text == "-" or b.text == "-")
+
+    return (t.i + 1 < len(toks) and joined(t, toks[t.i + 1])) or (t.i > 0 and joined(toks[t.i - 1], t))
+
+
 def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader") -> list[str]:
     """Four ways a stitched or nonsense sentence breaks that well-formed prose rarely shows, even with the
     small model's tagging errors: a finite verb in mid-sentence with no subject ("... to check the chemist
@@ -184,6 +192,8 @@ def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader
     people do ("the changelog has apologised", "the wet-day frequency understands the Alps")."""
     found = []
     for t in toks[start:end]:
+        if _in_hyphenated_word(toks, t):
+            continue  # the parser splits "pre-specified" into "pre", "-", "specified" and tags the parts at random
         if t.lower in reader.sentient and t.tag.startswith("VB"):
             for c in t.children:
                 subject = toks[c]

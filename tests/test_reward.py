@@ -308,6 +308,15 @@ class TestCoherence:
         assert result.components["coherence"].score == -1.0 or result.components["acknowledgment"].score == -1.0
         assert result.total < 0
 
+    def test_a_word_written_with_a_hyphen_is_no_broken_grammar(self):
+        """h6-02's careful reply: the parser splits "pre-specified" into "pre", "-", "specified" and finds a passive
+        with no subject in the parts, which failed a reviewer's answer that reuses the review's terms as stitched."""
+        reader = default_scorer()._reader
+        (reading,), _ = reader.read_with_feedbacks([
+            "A primary outcome cannot honestly be pre-specified after the fact, so we will present the study as "
+            "exploratory. We will re-run the models and co-sign the note."], [])
+        assert reading.anomalies == []
+
     def test_the_issue_example_is_caught_by_the_parse(self):
         result = score(STITCHED, REPORT_FEEDBACK)
         assert result.components["coherence"].score == -1.0
@@ -368,6 +377,8 @@ class TestRole:
          "template"),
         ("Here's a suggested revision of your feedback: \"The report never says how many requests were refused.\"",
          "assistant"),
+        ("A clearer way to phrase your question might be: 'How many data requests were refused?' This version is "
+         "more specific.", "assistant"),
         ("I am writing to complain that the transparency report never says how many data requests were refused.",
          "sender"),
         ("Dear Sarah, thank you. We'll add the refused requests to the report this month.", "name"),

@@ -1,7 +1,7 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the first three held-out parts, h01-h24, h3-* and h4-*, are dev now: they were
-read and tuned against); the held-out part was written blind and read once before the round's changes, which were
+Dev is what the reward was tuned on (the first four held-out parts, h01-h24, h3-*, h4-* and h5-*, are dev now: they
+were read and tuned against); the held-out part was written blind and read once before the round's changes, which were
 then made for what that reading showed. Its floors are at the second reading, and the targets it still misses are a
 strict xfail (docs/reward.md has both readings and every held-out disagreement).
 """
@@ -38,18 +38,19 @@ def test_dev_agreement_and_signs(dev):
     assert dev.overall >= 0.95  # 0.997
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.95  # 131 of 136
+    assert dev.share_below_zero("off_target") >= 0.95  # 161 of 166
     assert min(dev.rate(k) for k in dev.pairs) >= 0.95
 
 
-def test_the_one_dev_salad_scored_acceptable_is_grammatical_nonsense_that_parses(dev_scored):
-    """h4-20's salad ("Your son nine reads the app of integrity, soon. ... £20 keeps asking") is well-formed to the
-    parser and takes up the feedback's terms; a syntax-based reward cannot tell it from sense (docs/reward.md).
-    Every other salad of dev is below zero."""
+def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
+    """h4-20's salad ("Your son nine reads the app of integrity, soon. ... £20 keeps asking"), h5-08's and h5-20's
+    ("the units will transparently boil the limitations") are well-formed to the parser and take up the feedback's
+    terms; a syntax-based reward cannot tell them from sense (docs/reward.md). Every other salad of dev is below
+    zero."""
     messages, results = dev_scored
     acceptable = [m.id for m, rs in zip(messages, results, strict=True)
                   for r, res in zip(m.replies, rs, strict=True) if r.kind == "salad" and res.total >= 0]
-    assert acceptable == ["h4-20"]
+    assert acceptable == ["h4-20", "h5-08", "h5-20"]
 
 
 def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detail(dev_scored):
@@ -65,20 +66,20 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
 
 
 def test_heldout_agreement_and_signs():
-    """The fourth held-out part (h5-*, written by a writer who had read neither the reward, its docs nor any row of
-    the set). Its first reading, before any change made for it: agreement 0.994, careful above salad 29/30,
-    careful >= 0 30/30, plain 29/30, salad < 0 28/30, off-target < 0 29/30, placeholder < 0 30/30. Floors at its
-    second reading, after the round's changes (docs/reward.md): it is no longer blind, and the next round retires
-    it."""
+    """The fifth held-out part (h6-*, written by a writer who had read neither the reward, its docs nor any row of
+    the set). Its first reading, before any change made for it: agreement 0.997, careful above salad 30/30,
+    careful >= 0 29/30 (h6-02), plain 30/30, salad < 0 30/30, off-target < 0 28/30 (h6-17, h6-19), placeholder
+    < 0 30/30. Floors at its second reading, after the round's changes (docs/reward.md): it is no longer blind, and
+    the next round retires it."""
     heldout = agreement("heldout")
     assert heldout.overall >= 0.99  # 1.000
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
     assert heldout.share_below_zero("careful") == heldout.share_below_zero("plain") == 0
-    assert heldout.share_below_zero("off_target") == 1.0 and heldout.share_below_zero("salad") >= 28 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 29 / 30
 
 
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: salads h5-08 (+0.52) "
-                                       "and h5-20 (+0.29), grammatical nonsense that parses")
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: off-target h6-19 "
+                                       "(+0.43), a social-media post about the project instead of an answer")
 def test_heldout_meets_every_sign_target():
     heldout = agreement("heldout")
     assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
