@@ -121,10 +121,10 @@ def test_dev_figures(reports, capsys):
     # part, 104 on dev with it; 126 with round eight's 72 rows (capitalised words of other languages the model takes
     # for names: "Schmerzstudie", "Bankkarte", "Ofrecemos"), 103 since words of other languages, offices and parts of
     # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area"); 30 on the
-    # seventh part, 133 on dev with it, 81 with round nine's 89 rows since a capitalised word after a German or Dutch
-    # article is a noun ("mit dem Kopf", "die nächste Welle"), a sentence-opening verb before "this" is no name ("Mark
-    # this message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa")
-    assert len(dev.false_redactions) <= 81, dev.false_redactions
+    # seventh part, 133 on dev with it, 74 with round nine's 89 rows since a capitalised word after a German or Dutch
+    # article is a noun ("mit dem Kopf", "Mein Sohn"), a sentence-opening verb before "this" is no name ("Mark this
+    # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa")
+    assert len(dev.false_redactions) <= 74, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6, 7)] == [97, 114, 120, 120, 120, 120, 120]
 
 
