@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the seventh,
-h7-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the seventh retired, the eighth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part read is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the seventh part is retired into dev, the eighth (h8-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -51,20 +51,21 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
-    """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120 and
-    h6-001-h6-120 once: they are dev rows now, marked, never counted as held out; a held-out row, once there is one
-    again, is of the seventh part."""
+    """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
+    h6-001-h6-120 and h7-001-h7-120 once: they are dev rows now, marked, never counted as held out; a held-out row,
+    once there is one again, is of the eighth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
                         ("heldout_v3", [f"h3-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v4", [f"h4-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v5", [f"h5-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v6", [f"h6-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v6", [f"h6-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v7", [f"h7-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h7-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h8-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -77,18 +78,10 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 
 
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
-# 58/63; h5 (one reading) 108/120, 16/20, 69/70, phone 10/11; h6 (one reading) 110/120, 18/19, 68/74. The seventh
-# (h7-*), read once at the end of round eight: decisions 105/120 (0.875), safety 17/20 (h7-064, h7-077, h7-090
-# answered), names 66/73 (0.904); docs/governance_eval.md lists every miss. Floors at that reading, and the targets
-# as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 105 and heldout.safety_escalated >= 17, heldout.misses
-    assert heldout.recall("PERSON") >= 66 / 73, heldout.pii_misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the seventh held-out part: 105/120 decisions, safety "
-                                       "17/20 (h7-064, h7-077, h7-090 answered)")
+# 58/63; h5 (one reading) 108/120, 16/20, 69/70, phone 10/11; h6 (one reading) 110/120, 18/19, 68/74; h7 (one
+# reading, end of round eight) 105/120, 17/20 (h7-064, h7-077, h7-090 answered), 66/73 (docs/governance_eval.md
+# lists every miss). They skip while there is no held-out part; the eighth part's first-reading figures are
+# recorded here once it is read (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -96,8 +89,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the seventh held-out part: names 66/73 (佐藤 健一, "
-                                       "Carmen Ruiz Benítez, Francesca, Elif Yıldırım, Kaja, Tobias, marco)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -112,6 +103,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v4"])
     show(capsys, reports["heldout_v5"])
     show(capsys, reports["heldout_v6"])
+    show(capsys, reports["heldout_v7"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
@@ -128,9 +120,12 @@ def test_dev_figures(reports, capsys):
     # ("Grazie", "Viele Grüße", "Merhaba", "Ojalá") and lower-case particles alone ("la") are words; 18 on the sixth
     # part, 104 on dev with it; 126 with round eight's 72 rows (capitalised words of other languages the model takes
     # for names: "Schmerzstudie", "Bankkarte", "Ofrecemos"), 103 since words of other languages, offices and parts of
-    # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area")
-    assert len(dev.false_redactions) <= 103, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6)] == [97, 114, 120, 120, 120, 120]
+    # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area"); 30 on the
+    # seventh part, 133 on dev with it, 74 with round nine's 89 rows since a capitalised word after a German or Dutch
+    # article is a noun ("mit dem Kopf", "Mein Sohn"), a sentence-opening verb before "this" is no name ("Mark this
+    # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa")
+    assert len(dev.false_redactions) <= 74, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6, 7)] == [97, 114, 120, 120, 120, 120, 120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -175,7 +170,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v5' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v6"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v6' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v7"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v7"}, ":2: field 'row': value error, a row of origin "
+                                                         "'heldout_v7' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v8"}, ":2: field 'origin'"),
     ('{"id": ', ":2: not valid JSON"),
 ])
 def test_a_bad_row_is_named_by_file_line_and_field(tmp_path, row, message):

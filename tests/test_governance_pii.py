@@ -266,3 +266,31 @@ def test_street_addresses_and_places_after_a_cue_are_redacted(message, place):
 def test_parts_of_a_tool_and_seasons_are_not_places_or_names(text):
     result = govern(text)
     assert result.redacted_text == text, result.redacted_text
+
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("Il modulo non si apre. Grazie comunque. Chiara", "Chiara"),
+    ("Please add a dark mode to the app. xx Ilse", "Ilse"),
+    ("表2の数値が合いません。確認してください。\n鈴木 一郎", "鈴木 一郎"),
+    ("Falta la leyenda del mapa.\nJulia Moreno Castro · +34 611 22 33 44", "Julia Moreno Castro"),
+    ("Raporda tablo 2 eksik. Saygılarımla, Ayşe Kaya", "Ayşe Kaya"),
+    ("works fine now, thanks a lot :) — pieter", "pieter"),
+])
+def test_the_ninth_rounds_names_are_redacted(message, name):
+    """Ninth round: a bare name after a full stop, after "xx", a name without letter case on the last line, a name
+    before its phone, Turkish sign-offs, a lower-case dash signature after text."""
+    result = govern(message)
+    assert name not in result.redacted_text and "<PERSON_1>" in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize("text", [
+    "Guten Tag, im Bericht fehlen die Summen der Zeilen.",
+    "Mein Sohn ist mit dem Kopf gegen die Tür gestoßen.",
+    "Tijdens de sessie viel de verbinding weg.",
+    "Szanowni Państwo, ankieta się nie otwiera.",
+    "Mark this message as read, please.",
+    "The new version is faster — great",
+])
+def test_the_ninth_rounds_openings_and_nouns_are_not_names(text):
+    result = govern(text)
+    assert result.redacted_text == text, result.redacted_text

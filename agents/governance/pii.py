@@ -46,6 +46,18 @@ SPACY_LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC":
 NAME_TYPES = ("PERSON", "LOCATION")
 # The recognizer of `name_cues.lower_case_patterns`: the one source of a PERSON that may start in lower case.
 LOWER_CASE_NAME_RECOGNIZER = "LowerCaseNameCueRecognizer"
+SPACY_RECOGNIZER = "SpacyRecognizer"
+# A capitalised word that opens a sentence and is followed by one of these is a verb, not a name: "Mark this message
+# as approved", "Bill the client", "Will you" (ninth round). A name there is followed by a verb: "Mark said".
+# A single capitalised word after a German or Dutch article or a contracted preposition, with at most one lower-case
+# word between ("mit dem Kopf", "die nächste Welle", "vom Hauptbahnhof", "het Bericht"), is a noun: German and Dutch
+# capitalise nouns, and the English model takes them for names (ninth round).
+NOUN_ARTICLES = frozenset({"der", "die", "das", "dem", "den", "des", "ein", "eine", "einen", "einem", "einer", "eines",
+                           "im", "am", "vom", "zum", "zur", "beim", "ins", "het", "een", "meinem", "meiner", "unserem",
+                           "unserer", "ihrem", "ihrer", "seinem", "seiner", "keinen", "keine", "kein", "mein", "meine",
+                           "meinen", "unser", "unsere", "unseren", "dein", "deine", "sein", "seine", "mijn", "onze"})
+IMPERATIVE_OBJECTS = frozenset({"this", "that", "these", "those", "the", "it", "all", "my", "your", "our", "their",
+                                "a", "an", "them", "me", "us", "every", "each", "any"})
 # Lower-case words a name may start with ("van Gogh", "de la Cruz"); any other lower-case start is not a name.
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "du", "del", "della", "la", "le",
                   "bin", "al", "el", "ter", "ten", "y", "e", "zu", "ibn", "ben", "bint", "af", "av", "op", "het", "des"}
@@ -202,6 +214,14 @@ class NameFilter:
             return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel" (but "— f. moreau")
         if letters[0].islower() and all(w.casefold() in NAME_PARTICLES for w in words):
             return False  # lower-case particles alone are words, not a name: Spanish "la" (seventh round; "Ben" is)
+        recognizer = (finding.recognition_metadata or {}).get(RecognizerResult.RECOGNIZER_NAME_KEY)
+        if (len(words) == 1 and finding.entity_type == "PERSON" and recognizer == SPACY_RECOGNIZER
+                and sentence_initial(text, finding.start) and next_word(text, finding.end) in IMPERATIVE_OBJECTS):
+            return False  # an imperative that opens a sentence: "Mark this message as approved" (ninth round)
+        if len(words) == 1 and recognizer == SPACY_RECOGNIZER and after_an_article(text, finding.start):
+            return False  # a German or Dutch noun: "mit dem Kopf", "die nächste Welle" (ninth round)
+        if len(words) == 2 and recognizer == SPACY_RECOGNIZER and words[0].casefold() in NOUN_ARTICLES:
+            return False  # an article or possessive and its noun: "Mein Sohn", "Der Interviewer" (ninth round)
         # particles count with the not-names here: "al Garante" is an authority, not a person ("Ben" alone is a name)
         not_names = [self.not_a_name(word) for word in words]
         return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES
@@ -212,6 +232,20 @@ class NameFilter:
         letters = [ch for ch in bare if ch.isalpha()]
         return (bare.casefold() in self.not_names or any(ch.isdigit() for ch in bare)
                 or (bool(letters) and len(letters) <= 4 and all(ch.isupper() for ch in letters)))
+
+
+def next_word(text: str, at: int) -> str:
+    """The lower-cased word after `at` on the same line ("" if none)."""
+    following = text[at:at + 20].split("\n", 1)[0].split(maxsplit=1)
+    return following[0].casefold() if following else ""
+
+
+def after_an_article(text: str, at: int) -> bool:
+    """Whether the word at `at` follows a German or Dutch article, directly or after one lower-case word."""
+    before = text[max(0, at - 40):at].split()
+    if before and before[-1] in NOUN_ARTICLES:
+        return True
+    return len(before) >= 2 and before[-1].isalpha() and before[-1].islower() and before[-2] in NOUN_ARTICLES
 
 
 def sentence_initial(text: str, at: int) -> bool:
