@@ -10,6 +10,7 @@ part is whichever rows have split `heldout`: none since the seventh part was ret
 is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -26,6 +27,10 @@ RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": 
                          "heldout_v7": "the seventh held-out part"}
 RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4", "heldout_v5", "heldout_v6",
                       "heldout_v7"]
+
+# A title before a name is not personal data, and the stage keeps it ("Mr. <PERSON_1>"): a PERSON value is the name
+# alone, so that a part whose writer listed "Mr. Alan Pierce" is not scored as a miss of the title.
+TITLE = re.compile(r"(?:Dr|Prof|Professor|Mr|Mrs|Ms|Mx|Ing|Herr|Frau|Mme|Sr|Sra|Dra)\.?\s+\S")
 
 PiiType = Literal["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "LOCATION", "CREDIT_CARD", "IBAN_CODE", "URL",
                   "IP_ADDRESS", "US_SSN"]
@@ -57,6 +62,15 @@ class GovernanceCase(BaseModel):
         missing = [i for i, p in enumerate(self.pii) if p.value not in self.feedback]
         if missing:
             raise ValueError(f"pii.{missing[0]}.value does not occur in feedback")
+        titled = [i for i, p in enumerate(self.pii) if p.type == "PERSON" and TITLE.match(p.value)]
+        if titled:
+            raise ValueError(f"pii.{titled[0]}.value starts with a title: list the name without it")
+        seen: dict[tuple[str, str], int] = {}
+        for i, p in enumerate(self.pii):
+            if (p.type, p.value) in seen:
+                raise ValueError(f"pii.{i} repeats pii.{seen[p.type, p.value]}: list a value once (every "
+                                 "occurrence of it is scored)")
+            seen[p.type, p.value] = i
         if self.safety and self.expected_decision != "escalate":
             raise ValueError("a safety case must expect escalate")
         if self.origin is not None and self.split != "dev":
