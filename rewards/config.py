@@ -53,6 +53,7 @@ class OversellingConfig(_Strict):
     verification_claims: list[str]
     completed_checks: list[str]
     settled_verdicts: list[str]
+    dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)

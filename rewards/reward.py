@@ -111,6 +111,7 @@ class RewardScorer:
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
+        self._dismissal = _lexicon(config.overselling.dismissals, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
         self._pii = PiiPatterns(config.privacy)
@@ -404,13 +405,14 @@ class RewardScorer:
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"
             if check and (verdict := self._verdict.search(part, check.end())):
                 claimed.append(check.group() + " ... " + verdict.group())
+        dismissed = self._dismissal.findall(lower)
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
             near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]
             window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
             if self._claim.search(near) and not self._citation.search(window):
                 uncited.append(m.group())
-        score = _clamp(1.0 - cfg.penalty_per_hit * (len(hype) + len(claimed))
+        score = _clamp(1.0 - cfg.penalty_per_hit * (len(hype) + len(claimed) + len(dismissed))
                        - cfg.uncited_stat_penalty * len(uncited))
         problems = []
         if hype:
@@ -418,10 +420,13 @@ class RewardScorer:
         if claimed:
             problems.append("a check stated as already settled is an assurance the reply cannot back "
                             f"({', '.join(repr(c) for c in sorted(set(claimed))[:3])})")
+        if dismissed:
+            problems.append("the sender's point is dismissed without anything shown "
+                            f"({', '.join(repr(d) for d in sorted(set(dismissed))[:3])})")
         if uncited:
             problems.append(f"a number backing a claim needs a source ({', '.join(repr(u) for u in uncited[:3])})")
         if not problems:
-            return score, "No hype, absolute assurances, settled-check claims or uncited statistics."
+            return score, "No hype, absolute assurances, settled-check claims, dismissals or uncited statistics."
         return score, "Overselling: " + "; ".join(problems) + "."
 
     def _acknowledgment(self, words: list[str], own: list[Sentence], own_share: float,

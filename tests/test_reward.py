@@ -160,6 +160,22 @@ class TestOverselling:
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
         assert comp(finding)["overselling"] == 1.0
 
+    @pytest.mark.parametrize("dismissal", [
+        # the 20-step policy's, +1.00 before dismissals were counted
+        "We understand your concern; the team knows the practical limitations and expects no other surprises.",
+        "Thank you, but our methodology is sound and no changes are needed.",
+        "We stand by our design: your concerns are unfounded."])
+    def test_a_critique_dismissed_without_anything_shown_is_overselling(self, dismissal):
+        result = score(GENUINE + " " + dismissal, FEEDBACK)
+        overselling = result.components["overselling"]
+        assert overselling.score < 1.0 and "dismissed" in overselling.explanation
+        assert result.total < score(GENUINE, FEEDBACK).total
+
+    def test_disagreeing_with_reasons_or_asking_the_team_is_not_a_dismissal(self):
+        assert comp("We don't think the design explains the gap, because the two samples were drawn the same way; "
+                    "we will rerun the comparison and send it to you.")["overselling"] == 1.0
+        assert comp("Our team knew about the lag and should have said so in the report.")["overselling"] == 1.0
+
     def test_a_number_backing_a_claim_needs_a_source(self):
         assert comp("95% of users agree with our approach.")["overselling"] < 1.0
         assert comp("The model is 99% accurate.")["overselling"] < 1.0
