@@ -27,6 +27,8 @@ class ToneConfig(_Strict):
     empathy_markers: list[str]
     appreciation_markers: list[str]
     cheer_markers: list[str]
+    praise_thanks: list[str]
+    praise_words: list[str]
     cheerful_pos_share: float = Field(ge=0, le=1)
     warm_pos_share: float = Field(ge=0, le=1)
     neutral_max_share: float = Field(ge=0, le=1)

@@ -61,6 +61,7 @@ class FeedbackAnalysis:
     key_words: tuple[str, ...]  # the same terms as written, for explanations
     ngrams: frozenset[tuple[str, ...]]
     sender: SenderFacts  # what the role check needs: placeholders, links, the team's things, the signer
+    praises: bool  # positive, or with a word of praise: thanks for kind words can answer it
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -99,6 +100,8 @@ class RewardScorer:
         self._empathy = _lexicon(config.tone.empathy_markers)
         self._appreciation = _lexicon(config.tone.appreciation_markers)
         self._cheer = _lexicon(config.tone.cheer_markers)
+        self._praise_thanks = _lexicon(config.tone.praise_thanks, whole_words=True)
+        self._praise = _lexicon(config.tone.praise_words, whole_words=True)
         self._integrity = _lexicon(config.integrity.markers)
         self._framed_nouns = tuple(config.integrity.framed_nouns)
         self._framing_verbs = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_verbs)
@@ -243,7 +246,8 @@ class RewardScorer:
         ranked = sorted(terms.items(), key=lambda kv: kv[1][0])[: ack.max_key_terms]  # stable: keeps the order
         return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
-                                self._role.sender_facts(feedback, words, read))
+                                self._role.sender_facts(feedback, words, read),
+                                sentiment.label == "positive" or bool(self._praise.search(feedback.lower())))
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -330,6 +334,9 @@ class RewardScorer:
         appreciation = bool(self._appreciation.search(lower))
         cheer = len(self._cheer.findall(lower))
         cheerful = cheer > cfg.max_cheer_markers or shares["pos"] >= cfg.cheerful_pos_share
+        if not fb.praises and (thanks := self._praise_thanks.search(lower)):
+            return -1.0, (f"Thanks the sender for praise ('{thanks.group()}'), but the feedback praises nothing: "
+                          "answer what it says.")
         if fb.label == "negative":
             score = (0.6 if empathy else 0.2 if appreciation else -0.4) + (-0.8 if cheerful else 0.4)
             if cheerful:

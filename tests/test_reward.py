@@ -86,6 +86,17 @@ class TestTone:
         dismissive = comp("Noted. The summary was standard practice and not a focus of our work.", PRAISE)
         assert dismissive["tone"] < 0
 
+    def test_thanks_for_praise_to_feedback_that_praises_nothing_is_the_wrong_tone(self):
+        """The 20-step policy's drift: "Thank you for your kind words about the annual transparency report
+        overclaim". The same thanks answer praise, and a message that praises something besides its complaint."""
+        misread = GENUINE.replace("Thank you for raising this", "Thank you for your kind words")
+        result = score(misread, FEEDBACK)
+        assert result.components["tone"].score == -1.0 and "praises nothing" in result.components["tone"].explanation
+        assert result.total < score(GENUINE, FEEDBACK).total
+        assert comp("Thank you for your kind words; we will keep the summary short.", PRAISE)["tone"] == 1.0
+        mixed = "Great report overall, but the survey sample is tiny and the results are overclaimed."
+        assert comp(misread, mixed)["tone"] > 0
+
     def test_neutral_feedback_wants_professional(self):
         plain = ("The robustness table is produced by the script make_tables.py in the analysis folder; thank "
                  "you for asking.")
