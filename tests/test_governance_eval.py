@@ -109,11 +109,11 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v8"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
-    # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
-    # Little, ...", h2-028) and a lower-case name mid-sentence ("tell hannah from the data team", h3-002), which
-    # no cue tells from a word
+    # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
+    # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
+    # ten: a lower-case word someone is told to ask or tell, before what about)
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
-    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah")}, person_misses
+    assert person_misses <= {("h2-028", "Little")}, person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -126,8 +126,11 @@ def test_dev_figures(reports, capsys):
     # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area"); 30 on the
     # seventh part, 133 on dev with it, 74 with round nine's 89 rows since a capitalised word after a German or Dutch
     # article is a noun ("mit dem Kopf", "Mein Sohn"), a sentence-opening verb before "this" is no name ("Mark this
-    # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa")
-    assert len(dev.false_redactions) <= 74, dev.false_redactions
+    # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa"); 31 on
+    # the eighth part, 105 on dev with it, 69 with round ten's 115 rows since the English model's findings in a script
+    # without letter case are dropped ("안녕하세요"), a spaCy finding over a street address is a piece of it, and more
+    # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni")
+    assert len(dev.false_redactions) <= 69, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6, 7, 8)] == [97, 114, 120, 120, 120, 120, 120,
                                                                                   120]
 
