@@ -142,7 +142,7 @@ class RegionPhoneRecognizer(PhoneRecognizer):
 
     DIGIT_RUN = regex.compile(r"\d(?:[ \t().\-/–]{0,2}\d){6}")
     # a number with its country code is found by Presidio's own recognizer (any region parses it): blanked here
-    INTERNATIONAL = regex.compile(r"(?:\+|\b00)\d(?:[ \t().\-/–]{0,2}\d)+")
+    INTERNATIONAL = regex.compile(r"(?<!\d[ \t().\-/–]{0,2})(?:\+|\b00)\d(?:[ \t().\-/–]{0,2}\d)+")
 
     def __init__(self, *, exact_grouping: frozenset[str], context_score: float, **kwargs):
         super().__init__(name="RegionPhoneRecognizer", **kwargs)
