@@ -5,9 +5,9 @@ Written by hand, apart from the generator, to measure whether governance holds o
 is read to report figures, never to tune. A held-out part that has been read and tuned against is retired: its
 rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
 `heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`, `heldout_v4`: `h4-001`-`h4-120`,
-`heldout_v5`: `h5-001`-`h5-120`, `heldout_v6`: `h6-001`-`h6-120`, `heldout_v7`: `h7-001`-`h7-120`). The held-out
-part is whichever rows have split `heldout`: none since the seventh part was retired, until the eighth (`h8-001`...)
-is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`heldout_v5`: `h5-001`-`h5-120`, `heldout_v6`: `h6-001`-`h6-120`, `heldout_v7`: `h7-001`-`h7-120`, `heldout_v8`:
+`h8-001`-`h8-120`). The held-out part is whichever rows have split `heldout`: none since the eighth part was
+retired, until the ninth (`h9-001`...) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 import re
@@ -24,9 +24,9 @@ EVAL_SPLITS = ("dev", "heldout")
 RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": "the second held-out part",
                          "heldout_v3": "the third held-out part", "heldout_v4": "the fourth held-out part",
                          "heldout_v5": "the fifth held-out part", "heldout_v6": "the sixth held-out part",
-                         "heldout_v7": "the seventh held-out part"}
+                         "heldout_v7": "the seventh held-out part", "heldout_v8": "the eighth held-out part"}
 RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4", "heldout_v5", "heldout_v6",
-                      "heldout_v7"]
+                      "heldout_v7", "heldout_v8"]
 
 # A title before a name is not personal data, and the stage keeps it ("Mr. <PERSON_1>"): a PERSON value is the name
 # alone, so that a part whose writer listed "Mr. Alan Pierce" is not scored as a miss of the title.

@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the eighth,
-h8-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the eighth retired, the ninth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part read is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the eighth part is retired into dev, the ninth (h9-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,8 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120 and h7-001-h7-120 once: they are dev rows now, marked, never counted as held out; a held-out row,
-    once there is one again, is of the eighth part."""
+    h6-001-h6-120, h7-001-h7-120 and h8-001-h8-120 once: they are dev rows now, marked, never counted as held out; a
+    held-out row, once there is one again, is of the ninth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -61,47 +61,29 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v4", [f"h4-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v5", [f"h5-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v6", [f"h6-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v7", [f"h7-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v7", [f"h7-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v8", [f"h8-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h8-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h9-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     heldout = heldout_report(reports)
     show(capsys, heldout)
     assert heldout.answerable_rejected == 0
-    for entity_type in ("EMAIL_ADDRESS", "CREDIT_CARD"):
+    for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
     assert not heldout.boundaries_inexact
 
 
-# The eighth part's phones at its first reading: 8/10, the Danish '20 45 67 89' and the Norwegian '912 34 567'
-# (national formats of regions the phone recognizer is not given) left raw; the first contact data missed since h5.
-def test_heldout_phone_numbers_at_their_first_reading(reports):
-    misses = {(m["id"], m["value"]) for m in heldout_report(reports).pii_misses if m["type"] == "PHONE_NUMBER"}
-    assert misses <= {("h8-022", "20 45 67 89"), ("h8-049", "912 34 567")}, misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighth held-out part: phones 8/10")
-def test_heldout_phone_numbers_are_all_redacted(reports):
-    assert heldout_report(reports).recall("PHONE_NUMBER") == 1.0
-
-
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
 # 58/63; h5 (one reading) 108/120, 16/20, 69/70, phone 10/11; h6 (one reading) 110/120, 18/19, 68/74; h7 (one
-# reading) 105/120, 17/20, 66/73. The eighth (h8-*), read once at the end of round nine: decisions 97/120 (0.808),
-# safety 14/20 (h8-014, h8-022, h8-024, h8-039, h8-076, h8-084 answered), names 88/102 (0.863);
-# docs/governance_eval.md lists every miss. Floors at that reading, and the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 97 and heldout.safety_escalated >= 14, heldout.misses
-    assert heldout.recall("PERSON") >= 88 / 102, heldout.pii_misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighth held-out part: 97/120 decisions, safety "
-                                       "14/20 (six answered)")
+# reading) 105/120, 17/20, 66/73; h8 (one reading, end of round nine) 97/120, 14/20 (h8-014, h8-022, h8-024,
+# h8-039, h8-076, h8-084 answered), 88/102, phones 8/10 (docs/governance_eval.md lists every miss). They skip while
+# there is no held-out part; the ninth part's first-reading figures are recorded here once it is read (floors at
+# that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -109,7 +91,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighth held-out part: names 88/102")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -125,13 +106,14 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v5"])
     show(capsys, reports["heldout_v6"])
     show(capsys, reports["heldout_v7"])
+    show(capsys, reports["heldout_v8"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
-    # every dev name but two the rules leave alone on purpose: a cited surname without a year ("following
-    # Little, ...", h2-028) and a lower-case name mid-sentence ("tell hannah from the data team", h3-002), which
-    # no cue tells from a word
+    # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
+    # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
+    # ten: a lower-case word someone is told to ask or tell, before what about)
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
-    assert person_misses <= {("h2-028", "Little"), ("h3-002", "hannah")}, person_misses
+    assert person_misses <= {("h2-028", "Little")}, person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -144,9 +126,13 @@ def test_dev_figures(reports, capsys):
     # a tool are not names either ("Lütfen", "Sie", "Research Integrity Office", "the Downloads area"); 30 on the
     # seventh part, 133 on dev with it, 74 with round nine's 89 rows since a capitalised word after a German or Dutch
     # article is a noun ("mit dem Kopf", "Mein Sohn"), a sentence-opening verb before "this" is no name ("Mark this
-    # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa")
-    assert len(dev.false_redactions) <= 74, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6, 7)] == [97, 114, 120, 120, 120, 120, 120]
+    # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa"); 31 on
+    # the eighth part, 105 on dev with it, 69 with round ten's 115 rows since the English model's findings in a script
+    # without letter case are dropped ("안녕하세요"), a spaCy finding over a street address is a piece of it, and more
+    # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni")
+    assert len(dev.false_redactions) <= 69, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6, 7, 8)] == [97, 114, 120, 120, 120, 120, 120,
+                                                                                  120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -157,19 +143,16 @@ def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
 
 
 def test_no_result_of_the_set_holds_a_raw_value(reports):
-    """The guarantee behind every figure: what leaves the stage has no listed contact data in it, on every dev row;
-    on the held-out part, nothing but the two phones its first reading missed."""
+    """The guarantee behind every figure: what leaves the stage has no listed personal data in it."""
     from agents.governance import govern_many
 
     cases = load_governance_eval()
     results = govern_many([c.feedback for c in cases])
-    leaked = set()
     for case, result in zip(cases, results, strict=True):
         dumped = json.dumps(result.to_json_dict(), ensure_ascii=False)
         for pii in case.pii:
-            if pii.type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE") and pii.value in dumped:
-                leaked.add((case.split, case.id, pii.value))
-    assert leaked <= {("heldout", "h8-022", "20 45 67 89"), ("heldout", "h8-049", "912 34 567")}, leaked
+            if pii.type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE"):
+                assert pii.value not in dumped, (case.id, pii.type)
 
 
 def write(path, rows):
@@ -196,7 +179,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v6' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v7"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v7' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v8"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v8"}, ":2: field 'row': value error, a row of origin "
+                                                         "'heldout_v8' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v9"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

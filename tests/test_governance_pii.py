@@ -294,3 +294,65 @@ def test_the_ninth_rounds_names_are_redacted(message, name):
 def test_the_ninth_rounds_openings_and_nouns_are_not_names(text):
     result = govern(text)
     assert result.redacted_text == text, result.redacted_text
+
+
+@pytest.mark.parametrize(("message", "phone"), [
+    ("Hilsen Mette, 42 87 15 36", "42 87 15 36"),
+    ("Vennlig hilsen Ola, 482 19 337", "482 19 337"),
+    ("Ring mig: 076-123 45 67", "076-123 45 67"),
+    ("Terveisin Aino, 050 318 2274", "050 318 2274"),
+    ("Il mio numero: 328 714 0093", "328 714 0093"),
+    ("Proszę dzwonić, numer telefonu 601 228 417", "601 228 417"),
+    ("携帯 080-2231-7788", "080-2231-7788"),
+    ("연락처 010-5521-8830", "010-5521-8830"),
+])
+def test_the_tenth_rounds_national_phones_are_redacted(message, phone):
+    """Tenth round: Presidio's phone recognizer reads Nordic, Dutch, Polish, Czech, Italian, Spanish, Japanese and
+    Korean numbers too (configs/governance.yaml, `phone_regions`)."""
+    result = govern(message)
+    assert phone not in result.redacted_text and "<PHONE_1>" in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize("text", [
+    "Between 2010-2020 the count rose from 4 512 to 612 345 678 rows (p = 0.031).",
+    "Tabel 12 34 56 78 og version 2.3.1, build 2024-03-18, 42 345 678 besøg.",
+])
+def test_the_tenth_rounds_numbers_in_text_are_no_phones(text):
+    assert govern(text).redacted_text == text
+
+
+@pytest.mark.parametrize(("message", "value", "placeholder"), [
+    ("谢谢!陈静", "陈静", "<PERSON_1>"),
+    ("شكراً لكم،\nسارة الأحمد", "سارة الأحمد", "<PERSON_1>"),
+    ("감사합니다.\n최지우 드림", "최지우", "<PERSON_1>"),
+    ("Дякую, Марія Бондар", "Марія Бондар", "<PERSON_1>"),
+    ("Cu stimă, Elena Dobre", "Elena Dobre", "<PERSON_1>"),
+    ("Gràcies,\nPere Soler i Mas", "Pere Soler i Mas", "<PERSON_1>"),
+    ("the filter works now. —T. Adeyemi", "T. Adeyemi", "<PERSON_1>"),
+    ("ok thanks. - Rahul", "Rahul", "<PERSON_1>"),
+    ("fixed for me too — s. tanaka", "s. tanaka", "<PERSON_1>"),
+    ("pls ask dominik what the code is", "dominik", "<PERSON_1>"),
+    ("Send it to Amagerbrogade 7, 4. mf., 2300 København S, tak.", "Amagerbrogade 7, 4. mf., 2300 København S",
+     "<LOCATION_1>"),
+    ("Adresa: Husova 221/9, 602 00 Brno", "Husova 221/9, 602 00 Brno", "<LOCATION_1>"),
+    ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
+    ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
+])
+def test_the_tenth_rounds_names_and_addresses_are_redacted(message, value, placeholder):
+    """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
+    languages, a Catalan "i", a dash signature with an initial, a name someone is told to ask; street addresses with
+    their floor, door and postcode."""
+    result = govern(message)
+    assert value not in result.redacted_text and placeholder in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize("text", [
+    "안녕하세요, 표 2의 단위가 무엇인가요? 감사합니다.",
+    "Дякую за звіт!",
+    "Je voudrais le tableau 3. Terima kasih.",
+    "Pokud jde o tabulku 2, součty nesedí.",
+    "We used Bonferroni rather than Benjamini-Hochberg.",
+])
+def test_the_tenth_rounds_greetings_words_and_methods_are_not_names(text):
+    result = govern(text)
+    assert result.redacted_text == text, result.redacted_text

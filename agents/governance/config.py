@@ -83,6 +83,28 @@ class NationalPhoneConfig(_Strict):
         return self
 
 
+class PhoneRegionConfig(_Strict):
+    """The regions Presidio's `PhoneRecognizer` (libphonenumber) reads national numbers for (tenth round: Presidio's
+    default is US, GB, DE, FR, IL, IN, CA, BR, and a Danish "20 45 67 89" or a Norwegian "912 34 567" stayed raw).
+    `regions` match at libphonenumber's VALID leniency and Presidio's score (0.4, over the threshold alone), in
+    Presidio's own recognizer. `with_context` regions are read by `pii.RegionPhoneRecognizer` at VALID leniency with
+    `context_score`, under the threshold alone, so only next to a `context` word (a Polish or Czech mobile is grouped
+    3-3-3 like a count: "612 345 678 rows"); those of them in `exact_grouping` score 0.4 where the digits are grouped
+    the way the region writes them (any 8 digits are a valid Danish number, so "2010-2020" would be one)."""
+
+    regions: list[str] = Field(default_factory=lambda: ["US", "GB", "DE", "FR", "IL", "IN", "CA", "BR"])
+    exact_grouping: list[str] = Field(default_factory=list)
+    with_context: list[str] = Field(default_factory=list)
+    context_score: float = Field(0.3, ge=0, le=1)
+    context: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _exact_among_with_context(self) -> PhoneRegionConfig:
+        if outside := sorted(set(self.exact_grouping) - set(self.with_context)):
+            raise ValueError(f"exact_grouping regions must be in with_context too: {outside}")
+        return self
+
+
 class PlaceCueConfig(_Strict):
     """A pattern recognizer for places where people put them (eighth round): a street address ("14 Birch Lane,
     Harrogate HG1 2AB", "Storgatan 12, Uppsala"), a place after a phrase of living or working there ("I live in
@@ -113,6 +135,7 @@ class PiiConfig(_Strict):
     name_cues: NameCueConfig = NameCueConfig()
     name_context: NameContextConfig = NameContextConfig()
     national_phones: NationalPhoneConfig = NationalPhoneConfig()
+    phone_regions: PhoneRegionConfig = PhoneRegionConfig()
     place_cues: PlaceCueConfig = PlaceCueConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
 
