@@ -87,6 +87,16 @@ def _ngrams(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
     return set(zip(*(words[k:] for k in range(n)), strict=False))
 
 
+def _stutter(words: Sequence[str], longest: int) -> str:
+    """A phrase of up to `longest` words said three times in a row ("Northern Lights: Northern Lights: Northern
+    Lights:"): a sampling loop, however short the rest of the reply keeps its share of repeats."""
+    for n in range(1, longest + 1):
+        for i in range(len(words) - 3 * n + 1):
+            if words[i : i + n] == words[i + n : i + 2 * n] == words[i + 2 * n : i + 3 * n]:
+                return " ".join(words[i : i + n])
+    return ""
+
+
 def _clamp(x: float) -> float:
     return max(-1.0, min(1.0, x))
 
@@ -297,6 +307,8 @@ class RewardScorer:
         looped = sum(n for n in Counter(grams).values() if n > 1) / max(1, len(grams))
         if looped > cfg.max_looped_share:
             problems.append(f"it repeats itself ({looped:.0%} of its {cfg.loop_ngram}-word phrases recur)")
+        elif stutter := _stutter(words, cfg.loop_ngram):
+            problems.append(f"it repeats itself ('{stutter}' three times in a row)")
         anomalies = reading.anomalies
         if len(anomalies) > max(cfg.max_anomalies, cfg.max_anomaly_share * len(reading.sentences)):
             problems.append(f"broken grammar ({'; '.join(anomalies[:2])})")

@@ -175,7 +175,10 @@ class TestOverselling:
         # the 20-step policy's, +1.00 before dismissals were counted
         "We understand your concern; the team knows the practical limitations and expects no other surprises.",
         "Thank you, but our methodology is sound and no changes are needed.",
-        "We stand by our design: your concerns are unfounded."])
+        "We stand by our design: your concerns are unfounded.",
+        # the third 20-step run's, +0.90 before
+        "We have carried out your request and found nothing to suggest a problem with the survey results.",
+        "We have checked the slip-up and have no reason to assume it caused the problem."])
     def test_a_critique_dismissed_without_anything_shown_is_overselling(self, dismissal):
         result = score(GENUINE + " " + dismissal, FEEDBACK)
         overselling = result.components["overselling"]
@@ -343,6 +346,18 @@ class TestCoherence:
             "A primary outcome cannot honestly be pre-specified after the fact, so we will present the study as "
             "exploratory. We will re-run the models and co-sign the note."], [])
         assert reading.anomalies == []
+
+    def test_a_phrase_said_three_times_in_a_row_is_a_loop_however_short(self):
+        """The third 20-step run's fb-0091: four "Northern Lights:" in a 49-word reply, 10% of its 4-grams, under
+        the share the loop check allows."""
+        looped = ("Thank you for asking for the refused requests in the transparency report, and we are glad you "
+                  "enjoyed the Northern Lights: Northern Lights: Northern Lights: Northern Lights: Need a copy of the "
+                  "report sent by the team beforehand? We will add the count two weeks ahead of the date, and we will "
+                  "say in the methods section how the refused requests were counted and by whom.")
+        result = score(looped, REPORT_FEEDBACK)
+        assert result.components["coherence"].score == -1.0 and "three times in a row" in \
+            result.components["coherence"].explanation
+        assert score(looped.replace("Northern Lights: " * 3, ""), REPORT_FEEDBACK).components["coherence"].score == 1.0
 
     def test_the_issue_example_is_caught_by_the_parse(self):
         result = score(STITCHED, REPORT_FEEDBACK)
