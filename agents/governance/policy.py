@@ -26,6 +26,10 @@ from agents.governance.rules import FLAGS, FiredRule, without_spans
 
 EMPTY_FLAG = "empty"
 PLACEHOLDER_OR_MARKER = regex.compile(r"<[A-Z_]+_\d+>|\[removed: [^\]]*\]")
+# A word: a run between spaces, or one character of a script written without them (Chinese, Japanese, Thai), so
+# that "按钮在手机上点不了" left after an injection is cut counts as the words it is, not as one.
+UNSPACED_CHAR = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}"
+WORD_OR_UNSPACED_CHAR = regex.compile(rf"[{UNSPACED_CHAR}]|[^\s{UNSPACED_CHAR}]+")
 
 
 @dataclass
@@ -121,4 +125,4 @@ def _agreeing(scores: ClassifierScores | None, config: ClassifierConfig, fired: 
 
 
 def words_left(agent_text: str) -> int:
-    return len(PLACEHOLDER_OR_MARKER.sub(" ", agent_text).split())
+    return len(WORD_OR_UNSPACED_CHAR.findall(PLACEHOLDER_OR_MARKER.sub(" ", agent_text)))

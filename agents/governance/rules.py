@@ -14,7 +14,8 @@ import regex
 from agents.governance.config import InjectionConfig, RuleConfig
 
 FLAGS = regex.IGNORECASE | regex.VERSION0
-SENTENCE_END = regex.compile(r"[.!?\n]")
+SENTENCE_MARKS = ".!?\n。！？"  # the full stops of Chinese and Japanese end a sentence with no space after them
+SENTENCE_END = regex.compile(f"[{SENTENCE_MARKS}]")
 ESCAPE = regex.compile(r"\\.")
 READS_CASE = regex.compile(r"\p{Lu}|\(\?[a-zA-Z]*-[a-zA-Z]*i")  # a capital letter of its own, or (?-i: ...)
 
@@ -154,8 +155,8 @@ class InjectionGuard:
 
 
 def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence holding text[start:end]: from after the previous . ! ? or newline to the next one."""
-    left = max(text.rfind(mark, 0, start) for mark in ".!?\n") + 1
+    """The sentence holding text[start:end]: from after the previous . ! ? 。 ！ ？ or newline to the next one."""
+    left = max(text.rfind(mark, 0, start) for mark in SENTENCE_MARKS) + 1
     while left < start and text[left].isspace():
         left += 1
     found = SENTENCE_END.search(text, end)
