@@ -260,7 +260,7 @@ class NameFilter:
         if not letters:
             return False
         words = value.split()
-        recognizer = (finding.recognition_metadata or {}).get(RecognizerResult.RECOGNIZER_NAME_KEY)
+        recognizer = recognizer_of(finding)
         if recognizer == PLACE_CUE_RECOGNIZER and any(ch.isdigit() for ch in value):
             return True  # a street address keeps its lower-case parts: "14 rue des Lilas", "2. th." (tenth round)
         if recognizer == SPACY_RECOGNIZER and not any(ch.isupper() or ch.islower() for ch in letters):
@@ -268,8 +268,7 @@ class NameFilter:
             # and whole phrases there ("안녕하세요", "أستطيع التنفس"); such names come from the cue patterns
             # (tenth round)
             return False
-        lower_case_cue = (finding.recognition_metadata or {}).get(
-            RecognizerResult.RECOGNIZER_NAME_KEY) == LOWER_CASE_NAME_RECOGNIZER
+        lower_case_cue = recognizer == LOWER_CASE_NAME_RECOGNIZER
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
         if not lower_case_cue and any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
