@@ -6,8 +6,8 @@ is read to report figures, never to tune. A held-out part that has been read and
 rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_v1`: `h001`-`h097`,
 `heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`, `heldout_v4`: `h4-001`-`h4-120`,
 `heldout_v5`: `h5-001`-`h5-120`, `heldout_v6`: `h6-001`-`h6-120`, `heldout_v7`: `h7-001`-`h7-120`, `heldout_v8`:
-`h8-001`-`h8-120`). The held-out part is whichever rows have split `heldout`: none since the eighth part was
-retired, until the ninth (`h9-001`...) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`h8-001`-`h8-120`). The held-out part is whichever rows have split `heldout`: the ninth (`h9-001`-`h9-120`) now,
+none between two parts. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 import re

@@ -341,14 +341,14 @@ class RewardScorer:
 
     def _tone(self, response: str, lower: str, fb: FeedbackAnalysis) -> tuple[float, str]:
         cfg = self.config.tone
+        if not fb.praises and (thanks := self._praise_thanks.search(lower)):
+            return -1.0, (f"Thanks the sender for praise ('{thanks.group()}'), but the feedback praises nothing: "
+                          "answer what it says.")
         shares = self.sentiment(response)  # VADER reads capitals and punctuation: give it the original text
         empathy = bool(self._empathy.search(lower))
         appreciation = bool(self._appreciation.search(lower))
         cheer = len(self._cheer.findall(lower))
         cheerful = cheer > cfg.max_cheer_markers or shares["pos"] >= cfg.cheerful_pos_share
-        if not fb.praises and (thanks := self._praise_thanks.search(lower)):
-            return -1.0, (f"Thanks the sender for praise ('{thanks.group()}'), but the feedback praises nothing: "
-                          "answer what it says.")
         if fb.label == "negative":
             score = (0.6 if empathy else 0.2 if appreciation else -0.4) + (-0.8 if cheerful else 0.4)
             if cheerful:

@@ -190,16 +190,12 @@ def test_the_seventh_rounds_families_decide(message, decision, flag):
     assert flag in result.flags
 
 
-@pytest.mark.parametrize("message", [
+SEVENTH_ROUND_LOOK_ALIKES = [
     "How did you code suicide as a cause of death in the mortality dataset?",
     "I gave my old laptop away, so please resend the survey link.",
     "I'm putting aside some time next week to read the report.",
     "Will the sensor band leave a mark on the skin? Asking before I consent.",
-])
-def test_the_seventh_rounds_look_alikes_fire_no_rule(message):
-    result = govern(message)
-    assert result.decision != "reject"
-    assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+]
 
 
 # Eighth round (dev, the retired sixth part): each widened family in phrasings of its own, and look-alikes that no
@@ -246,7 +242,7 @@ def test_a_part_of_the_work_called_trash_is_abuse_but_a_numbered_part_stays_a_po
     assert govern("You idiots, your table 3 is worthless trash.").decision == "escalate"
 
 
-@pytest.mark.parametrize("message", [
+EIGHTH_ROUND_LOOK_ALIKES = [
     "How did you handle the suicide items in the teen survey?",
     "¿Cómo trataron las preguntas sobre suicidio en la encuesta?",
     "I won't be here when the results come out as I'm moving abroad, so please email them.",
@@ -255,11 +251,7 @@ def test_a_part_of_the_work_called_trash_is_abuse_but_a_numbered_part_stays_a_po
     "Does the study have bioethics committee approval?",
     "Is there a bulk discount for ordering printed copies?",
     "Fui seleccionado para la segunda fase del estudio, ¿cuándo empieza?",
-])
-def test_the_eighth_rounds_look_alikes_fire_no_rule(message):
-    result = govern(message)
-    assert result.decision != "reject"
-    assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+]
 
 
 def test_rule_patterns_match_case_insensitively_on_either_path():
@@ -303,7 +295,7 @@ def test_the_ninth_rounds_families_decide(message, decision, flag):
     assert flag in result.flags
 
 
-@pytest.mark.parametrize("message", [
+NINTH_ROUND_LOOK_ALIKES = [
     "The headset picture looks blurry at the edges, can the focus be adjusted?",
     "A quick exit button that saves my progress would be handy.",
     "You'll see what happens to the completion rate when the survey is shorter.",
@@ -312,11 +304,7 @@ def test_the_ninth_rounds_families_decide(message, decision, flag):
     "Czy w raporcie jest rozdział o pozwach w sprawach rodzinnych?",
     "Hoe laat speelt de video af in module 2? Bij mij start hij niet.",
     "It's hit 12% this week, is that the response rate you expected?",
-])
-def test_the_ninth_rounds_look_alikes_fire_no_rule(message):
-    result = govern(message)
-    assert result.decision != "reject"
-    assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+]
 
 
 # Tenth round (dev, the retired eighth part): each widened family in phrasings of its own, and look-alikes that no
@@ -348,7 +336,7 @@ def test_the_tenth_rounds_families_decide(message, decision, flag):
     assert flag in result.flags
 
 
-@pytest.mark.parametrize("message", [
+TENTH_ROUND_LOOK_ALIKES = [
     "The upload page fell over and the helpdesk is not answering.",
     "The chest pain item in section 2 has a typo.",
     "Mark this message as read, please.",
@@ -357,8 +345,14 @@ def test_the_tenth_rounds_families_decide(message, decision, flag):
     "Τα στοιχεία στον πίνακα 2 φαίνονται ψεύτικα.",
     "My mailbox was full, could you resend the link?",
     "As a participant, is it worth renting a car for the travel diary week?",
-])
-def test_the_tenth_rounds_look_alikes_fire_no_rule(message):
+]
+
+
+@pytest.mark.parametrize("message", [*SEVENTH_ROUND_LOOK_ALIKES, *EIGHTH_ROUND_LOOK_ALIKES, *NINTH_ROUND_LOOK_ALIKES,
+                                     *TENTH_ROUND_LOOK_ALIKES])
+def test_each_rounds_look_alikes_fire_no_rule(message):
+    """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
+    signal alone may still escalate one: it never answers or rejects)."""
     result = govern(message)
     assert result.decision != "reject"
     assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
