@@ -37,7 +37,6 @@ CATEGORIES = {
 class Topic:
     subject: str  # as it appears in a sentence: "the bias audit of the hiring model"
     short: str  # "bias audit"
-    limitation: str  # an honest limitation a good reply can state
     # Category -> list of (feedback sentence, the same point as a noun phrase for the reply).
     points: dict[str, list[tuple[str, str]]]
 
@@ -45,7 +44,6 @@ class Topic:
 TOPICS = [
     Topic(
         "the bias audit of the hiring model", "bias audit",
-        "the audit covers one hiring season and three demographic groups, so the sample size is small",
         {
             "research_critique": [
                 ("The audit compares false-positive rates across groups without any confidence intervals.",
@@ -77,7 +75,6 @@ TOPICS = [
     ),
     Topic(
         "the community survey on data sharing", "data-sharing survey",
-        "the survey is a convenience sample of volunteers, which may overrepresent people already interested in data sharing",
         {
             "research_critique": [
                 ("The survey recruited respondents only through your newsletter, so the sample is self-selected.",
@@ -109,7 +106,6 @@ TOPICS = [
     ),
     Topic(
         "the annual transparency report", "transparency report",
-        "several figures in the report are self-reported by partner institutions and have not been independently audited",
         {
             "research_critique": [
                 ("The transparency report counts data requests but never says how many were refused.",
@@ -141,7 +137,6 @@ TOPICS = [
     ),
     Topic(
         "the consent form for the interview study", "consent form",
-        "the consent wording was tested with a small pilot group only",
         {
             "research_critique": [
                 ("The consent form does not explain how long the interview recordings are retained.",
@@ -173,7 +168,6 @@ TOPICS = [
     ),
     Topic(
         "the open data portal", "data portal",
-        "the portal's usage statistics only cover registered users",
         {
             "research_critique": [
                 ("The portal's datasets lack provenance notes, so nobody can check how they were collected.",
@@ -207,7 +201,6 @@ TOPICS = [
     ),
     Topic(
         "the replication package for the accountability preprint", "replication package",
-        "the package was tested on one operating system and one version of the statistics software",
         {
             "research_critique": [
                 ("Running the replication package gives an effect size half as large as the preprint reports.",
@@ -239,7 +232,6 @@ TOPICS = [
     ),
     Topic(
         "the fairness dashboard", "fairness dashboard",
-        "the dashboard shows point estimates and hides the uncertainty of small groups",
         {
             "research_critique": [
                 ("The dashboard ranks institutions on a fairness score that is never validated.",
@@ -271,7 +263,6 @@ TOPICS = [
     ),
     Topic(
         "the ethics review process", "ethics review",
-        "the review timeline figures come from one faculty and may not reflect other departments",
         {
             "research_critique": [
                 ("The ethics review checklist never asks how participants' data will be deleted.",
@@ -382,43 +373,45 @@ LAST = ["Doe", "Garcia", "Hassan", "Wei", "Petrova", "Mendes", "Sharma", "Becker
 CITIES = ["Rotterdam", "Leeds", "Porto", "Chicago", "Melbourne", "Toronto", "Nairobi", "Berlin", "Madrid", "Boston"]
 DOMAINS = ["example.org", "example.com", "mail.example.net", "uni-example.edu"]
 
+# Written as the team replying on receipt, before anyone has looked into the point: every fact in a good reply is
+# in the feedback or is a plan, a question, or an honest "we do not know yet". A finding, a fix, other readers'
+# requests or a limitation the feedback does not mention would be invented from where the agent stands (it sees
+# the feedback and nothing else), and these replies are what the small policy is warm-started on.
 GOOD = {
     "research_critique": (
-        "Thank you for this careful critique of {subject}, and we are sorry the write-up fell short. You are right "
-        "to point out {np}. The findings are preliminary, and this is a real limitation: {limitation}. We will "
-        "re-run the analysis, state the uncertainty explicitly and verify the result before we repeat the claim. "
-        "We will also add a note to the {short} so readers can see what changed. If you can share the cases you "
-        "looked at, that would help us check this independently."),
+        "Thank you for this careful critique of {subject}. You raise a fair point about {np}, and the write-up "
+        "should have dealt with it. We have not yet worked out how much it changes the results, so we will treat "
+        "the findings as preliminary until we have. We will re-run the analysis with this in mind, state the "
+        "uncertainty explicitly and verify the result before we repeat the claim. We will also add a note to the "
+        "{short} so readers can see what changed. If you can share the cases you looked at, that would help us "
+        "check this independently."),
     "bug_report": (
-        "Thank you for reporting {np}; we are sorry for the trouble it caused. We have logged the problem with "
-        "the {short} and are trying to reproduce it now. Our first check suggests it affects only some cases, "
-        "but that is preliminary and we will verify it before promising a fix. If you can tell us which browser "
-        "or file you were using, and roughly when it happened, it will help us narrow it down. We will reply "
-        "here once we know the cause and have tested a correction."),
+        "Thank you for reporting {np}; we are sorry for the trouble it caused. We do not know yet what causes it "
+        "or how many people it affects, and we will not guess. We will try to reproduce it with the {short} and "
+        "verify the cause before promising a fix. If you can tell us which browser or file you were using, and "
+        "roughly when it happened, it will help us narrow it down. We will reply here once we know the cause and "
+        "have tested a correction."),
     "feature_request": (
-        "Thank you for suggesting {np}; we understand your point, and a few other readers have asked for "
-        "something similar. Before we commit to it we need to check two things: whether it can be "
-        "done without exposing personal data, and how much work it adds for a small team. One limitation to "
-        "keep in mind: {limitation}. We will look at it in our next planning round and tell you what we "
-        "decide, including if the answer is not yet."),
+        "Thank you for suggesting {np}; we understand why it would help. Before we commit to it we need to check "
+        "two things: whether it can be done without exposing personal data, and how much work it would take. We "
+        "cannot promise it yet. We will discuss it in our next planning round for the {short} and tell you what "
+        "we decide, including if the answer is not yet."),
     "praise": (
         "Thank you for your kind words about {np}; it means a lot to the team. We appreciate you taking the time "
         "to tell us, and we are glad it was useful to you. We will keep the same approach in the next edition of "
-        "the {short}. It still has limitations, notably that {limitation}, and we will keep being open about "
-        "them. If anything in it could be clearer, we would be grateful to hear that too."),
+        "the {short}, and if anything in it is unclear or wrong, we would be grateful to hear that too."),
     "confusion": (
         "Thank you for asking about {np}; we understand your confusion, and the {short} should have made it "
-        "clearer. "
-        "In short, the documentation section on methods describes the steps, and we will add a worked example "
-        "so the calculation can be checked by hand. One caveat: {limitation}, so treat the detailed figures as "
-        "preliminary. If the example does not answer your question, reply with the part that is still unclear "
-        "and we will explain it."),
+        "clearer. We will add a worked example to the methods section so the calculation can be checked by hand. "
+        "We have not yet gone back over the figures you mention, so we will check them before we answer in "
+        "detail. If the example does not answer your question, reply with the part that is still unclear and we "
+        "will explain it."),
     "complaint": (
         "We are sorry about {np}; your frustration is understandable and you should not have had to chase us. "
-        "We have passed your message to the person responsible for the {short} and asked for a reply within "
-        "five working days. We cannot yet say why this happened, and we will verify what went wrong before we "
-        "promise a change. We will write to you with what we find and what we will do differently, and thank "
-        "you for telling us."),
+        "We will pass your message to the person responsible for the {short} today and ask them to reply within "
+        "five working days. We cannot yet say why this happened, and we will find out what went wrong before we "
+        "promise a change. We will write to you with what we find and what we will do differently. Thank you for "
+        "telling us."),
     "spam": (
         "This message does not relate to our research or its publications, so we will not reply further or act "
         "on it. If you meant to send feedback about one of our projects, please write again and name the report "
@@ -428,10 +421,10 @@ GOOD = {
         "We read every message, including critical ones, but we will not engage with insults directed at our "
         "staff. If you have a specific concern about the {short}, for example an error or a claim you think is "
         "unsupported, please send it in a respectful message and we will look at it carefully and answer on the "
-        "substance. We accept that our work has limitations and we want to hear about them. Messages that "
-        "contain abuse are kept for our moderation team."),
+        "substance. We accept that our work can be wrong and we want to hear where. Messages that contain abuse "
+        "are kept for our moderation team."),
     "legal_threat": (
-        "Thank you for your message about the {short}. Because it raises a legal matter, we have passed it to "
+        "Thank you for your message about the {short}. Because it raises a legal matter, we are passing it to "
         "our governance and legal office, who will respond to you directly; we cannot discuss it further here. "
         "We take concerns about accuracy and data protection seriously and will review the points you raise "
         "before any further publication. If you have documents that support your concern, please send them to "
@@ -439,8 +432,8 @@ GOOD = {
     "self_harm": (
         "We are really sorry you are feeling this way, and thank you for telling us. Your safety matters more "
         "than anything in the {short}. If you are in immediate danger, please contact your local emergency "
-        "number now, or reach a crisis line where you live; they are there to help, day or night. We have asked "
-        "a member of our team to follow up with you personally. You do not have to go through this alone."),
+        "number now, or reach a crisis line where you live; they are there to help, day or night. A member of "
+        "our team will follow up with you personally. You do not have to go through this alone."),
 }
 
 GENERIC = [
@@ -525,7 +518,7 @@ def _sentiment_label(text: str) -> str:
 
 def _references(category: str, tone: str, topic: Topic, np: str, rng: random.Random) -> list[dict]:
     """One good reply and four flawed ones; the off-tone one is off for the sentiment VADER reads (`tone`)."""
-    fill = {"subject": topic.subject, "short": topic.short, "np": np, "limitation": topic.limitation}
+    fill = {"subject": topic.subject, "short": topic.short, "np": np}
     good = GOOD[category].format(**fill)
     flawed = {
         "too_short": rng.choice(SHORT),
