@@ -57,6 +57,10 @@ class OversellingConfig(_Strict):
     settled_verdicts: list[str]
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
+    done_work_verbs: list[str]
+    check_nouns: list[str]
+    finding_verbs: list[str]
+    done_work_penalty: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)
     claim_words: list[str]

@@ -62,6 +62,7 @@ class FeedbackAnalysis:
     ngrams: frozenset[tuple[str, ...]]
     sender: SenderFacts  # what the role check needs: placeholders, links, the team's things, the signer
     praises: bool  # positive, or with a word of praise: thanks for kind words can answer it
+    verbs: frozenset[str]  # the first three letters of the feedback's verbs: what the sender says was done
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -136,7 +137,7 @@ class RewardScorer:
         stock = [*config.integrity.markers, *config.integrity.evasive_phrases, *config.tone.empathy_markers,
                  *config.tone.appreciation_markers]
         self._stock_stems = frozenset(stem(w, self._stem) for term in stock for w in WORD.findall(term) if len(w) > 2)
-        self._reader = SentenceReader(config.coherence, ack.non_actions, ack.commitment_times)
+        self._reader = SentenceReader(config.coherence, ack.non_actions, ack.commitment_times, config.overselling)
         self._role = RoleCheck(config.role, ack.stem_chars)
         self._feedback_cache: dict[str, FeedbackAnalysis] = {}  # insertion-ordered: the oldest is evicted first
 
@@ -162,7 +163,7 @@ class RewardScorer:
             "length": self._length(words),
             "tone": self._tone(response, lower, fb),
             "integrity": self._integrity_score(lower, len(words), own, fb),
-            "overselling": self._overselling(lower),
+            "overselling": self._overselling(lower, self._done_work(reading, fb)),
             "acknowledgment": self._acknowledgment(words, own, own_share, fb),
         }
         weights = self.config.weights
@@ -257,7 +258,8 @@ class RewardScorer:
         return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
                                 self._role.sender_facts(feedback, words, read),
-                                sentiment.label == "positive" or bool(self._praise.search(feedback.lower())))
+                                sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
+                                frozenset(word[:3] for word, tag in read.words if tag.startswith("VB")))
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -416,7 +418,12 @@ class RewardScorer:
                 if noun.startswith(self._framed_nouns)
                 and stem(verb, FRAMING_STEM) not in (self._framing_agents if agent else self._framing_verbs)]
 
-    def _overselling(self, lower: str) -> tuple[float, str]:
+    def _done_work(self, reading: Reading, fb: FeedbackAnalysis) -> list[str]:
+        """Work the reply reports as done or found, but for a verb the feedback uses: "we sent you the wrong
+        form" takes up "you sent me the wrong form". Three letters, so that "sent" meets "send", "fixed" "fix"."""
+        return [said for sentence in reading.sentences for verb, said in sentence.claims if verb[:3] not in fb.verbs]
+
+    def _overselling(self, lower: str, done_work: list[str]) -> tuple[float, str]:
         cfg = self.config.overselling
         hype = [h for h in self._hype.findall(lower) if h not in self._ordinary]
         claimed = self._claimed.findall(lower)
@@ -432,7 +439,7 @@ class RewardScorer:
             if self._claim.search(near) and not self._citation.search(window):
                 uncited.append(m.group())
         score = _clamp(1.0 - cfg.penalty_per_hit * (len(hype) + len(claimed) + len(dismissed))
-                       - cfg.uncited_stat_penalty * len(uncited))
+                       - cfg.uncited_stat_penalty * len(uncited) - cfg.done_work_penalty * len(done_work))
         problems = []
         if hype:
             problems.append(f"remove absolute or hype claims ({', '.join(repr(h) for h in sorted(set(hype))[:4])})")
@@ -442,10 +449,14 @@ class RewardScorer:
         if dismissed:
             problems.append("the sender's point is dismissed without anything shown "
                             f"({', '.join(repr(d) for d in sorted(set(dismissed))[:3])})")
+        if done_work:
+            problems.append("work reported as done or found is invented: the reply is drafted before anyone has "
+                            f"looked ({', '.join(repr(d) for d in done_work[:3])}); say what you will do")
         if uncited:
             problems.append(f"a number backing a claim needs a source ({', '.join(repr(u) for u in uncited[:3])})")
         if not problems:
-            return score, "No hype, absolute assurances, settled-check claims, dismissals or uncited statistics."
+            return score, ("No hype, absolute assurances, settled-check claims, dismissals, work reported as done or "
+                           "uncited statistics.")
         return score, "Overselling: " + "; ".join(problems) + "."
 
     def _acknowledgment(self, words: list[str], own: list[Sentence], own_share: float,

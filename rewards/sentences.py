@@ -22,7 +22,7 @@ from spacy.tokens import Doc
 from thinc.api import get_current_ops, use_ops
 from threadpoolctl import ThreadpoolController
 
-from rewards.config import CoherenceConfig
+from rewards.config import CoherenceConfig, OversellingConfig
 from rewards.privacy import PLACEHOLDER
 
 FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})
@@ -54,6 +54,10 @@ LABEL_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014"})
 # The word after a sentence-initial imperative: "Fill in", "Send us", "Use the link", "Email your".
 IMPERATIVE_NEXT = frozenset({"IN", "RP", "DT", "PRP", "PRP$"})
 PARSER_EXCLUDES = ["ner", "lemmatizer", "attribute_ruler", "senter"]  # the reward needs tags and dependencies
+# A completed verb after one of these is a condition or a plan, not a report ("once we have tested a correction").
+PLANNED = frozenset({"if", "once", "when", "whenever", "until", "till", "after", "before", "unless", "whether", "as"})
+PERFECT = frozenset({"have", "has", "had", "'ve", "'d"})
+MODALS = frozenset({"will", "'ll", "would", "should", "could", "can", "may", "might", "must", "shall", "ca", "wo"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,8 @@ class Sentence:
     label_fragment: bool  # "Limitation: small sample." / "- DOI": a label and a noun phrase, no clause
     anomalies: tuple[str, ...]  # where the parse says the grammar breaks, e.g. "no subject for 'suggests'"
     actions: tuple[str, ...]  # what the team does or tells the sender to do: "fixed", "send", "deleted (passive)"
+    claims: tuple[tuple[str, str], ...]  # work reported as already done or found, (verb, as said): ("fixed", "we
+    # fixed"), ("suggests", "our check suggests")
     general: bool  # a statement about things in general ("Every study has limitations"), not about this case
     objects: tuple[tuple[str, str, bool], ...]  # (noun, its verb, is it the passive agent) of each direct object
     # and passive agent: "boil the limitations" -> ("limitations", "boil", False), "reviewed by the limitations" ->
@@ -226,7 +232,7 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
         head = toks[t.head]
         if head.lower in reader.non_actions or not head.tag.startswith("VB"):
             continue
-        team = t.lower in ("we", "i") or any(toks[c].dep == "poss" and toks[c].lower == "our" for c in t.children)
+        team = t.lower in ("we", "i") or _ours(toks, t)
         if t.dep == "nsubj" and team:
             found.append(head.lower)
         elif t.dep == "nsubjpass" and head.tag == "VBN" and _done_or_promised(toks, head):
@@ -242,6 +248,55 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
     if m := reader.when.search(text):
         found.append(f"{m.group().lower()} (when)")
     return found
+
+
+def _claims(toks: list[_Token], start: int, end: int, text: str,
+            reader: "SentenceReader") -> list[tuple[str, str]]:
+    """Work reported as already done, or what it found: a work verb in the past or the perfect with the team as
+    its subject ("we have fixed", "we found", "we've reproduced it and patched it"), its passive ("the link has
+    been corrected", "the file was sent"), or a finding of the team's own check ("our first check suggests").
+    Not when negated ("we have not checked yet"), under a condition or a plan ("once we have tested a
+    correction", "if we find"), or asked ("Have we sent you the form?")."""
+    if text.rstrip().endswith("?"):
+        return []
+    found = []
+    for t in toks[start:end]:
+        if t.dep not in ("nsubj", "nsubjpass"):
+            continue
+        verb = toks[t.head]
+        if not verb.tag.startswith("VB") or _negated_or_planned(toks, verb):
+            continue
+        aux = {toks[c].lower for c in verb.children if toks[c].dep in ("aux", "auxpass")}
+        if aux & MODALS:
+            continue  # "you should have been paid", "we would have found it": not a report
+        if t.dep == "nsubj" and (t.lower in ("we", "i") or _ours(toks, t)):
+            if t.lower not in ("we", "i") and t.lower in reader.check_nouns:
+                if verb.lower in reader.finding_verbs:
+                    found.append((verb.lower, f"our {t.lower} {verb.lower}"))  # "our first check suggests ..."
+                continue
+            verbs = [verb, *(toks[c] for c in verb.children if toks[c].dep == "conj" and toks[c].tag.startswith("VB"))]
+            done = verb.tag == "VBD" or (verb.tag == "VBN" and aux & PERFECT)
+            said = f"{t.lower} {'have ' if aux & PERFECT else ''}"
+            found += [(v.lower, said + v.lower) for v in verbs if done and v.lower in reader.done_work]
+        elif t.dep == "nsubjpass" and verb.tag == "VBN" and verb.lower in reader.done_work:
+            if "been" in aux or aux & {"was", "were"}:
+                found.append((verb.lower, f"{t.lower} ... {verb.lower}"))
+    return found
+
+
+def _ours(toks: list[_Token], t: _Token) -> bool:
+    return any(toks[c].dep == "poss" and toks[c].lower == "our" for c in t.children)
+
+
+def _negated_or_planned(toks: list[_Token], verb: _Token) -> bool:
+    """The verb is negated, or it or a clause above it is introduced by "if", "once", "until" ..."""
+    for _ in range(6):  # a few levels up is enough for a sentence; the root is its own head
+        if any(toks[c].dep == "neg" or (toks[c].dep == "mark" and toks[c].lower in PLANNED) for c in verb.children):
+            return True
+        if verb.head == verb.i or verb.dep not in ("conj", "advcl", "ccomp", "xcomp", "relcl", "pcomp"):
+            return False
+        verb = toks[verb.head]
+    return False
 
 
 def _done_or_promised(toks: list[_Token], verb: _Token) -> bool:
@@ -288,7 +343,7 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
     return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)), tuple(actions),
-                    _general(toks, start, end), _objects(span, toks))
+                    tuple(_claims(toks, start, end, text, reader)), _general(toks, start, end), _objects(span, toks))
 
 
 def _objects(span: list[_Token], toks: list[_Token]) -> tuple[tuple[str, str, bool], ...]:
@@ -360,9 +415,13 @@ def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
 
 
 class SentenceReader:
-    def __init__(self, cfg: CoherenceConfig, non_actions: list[str], commitment_times: str):
+    def __init__(self, cfg: CoherenceConfig, non_actions: list[str], commitment_times: str,
+                 claims: OversellingConfig):
         self.cfg = cfg
         self.non_actions = frozenset(non_actions)
+        self.done_work = frozenset(claims.done_work_verbs)
+        self.check_nouns = frozenset(claims.check_nouns)
+        self.finding_verbs = frozenset(claims.finding_verbs)
         self.when = re.compile(commitment_times, re.IGNORECASE)
         self.sentient = frozenset(cfg.sentient_verbs)
         self.agents = frozenset(cfg.agent_nouns)

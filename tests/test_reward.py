@@ -128,7 +128,7 @@ class TestOverselling:
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
-    @pytest.mark.parametrize("plain", ["We always reply within a week.", "Every site was checked twice.",
+    @pytest.mark.parametrize("plain", ["We always reply within a week.", "Every site will be checked twice.",
                                        "The take-up is 87% among newly eligible pupils.",
                                        "We never asked you to confirm the address.",
                                        # absolute words in ordinary speech (h4-03's careful reply)
@@ -169,7 +169,40 @@ class TestOverselling:
                                          "We checked the count and will correct it in the next version.",
                                          "We checked the figures. Your reading is correct, and we will fix it."])
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
-        assert comp(finding)["overselling"] == 1.0
+        overselling = score(finding, FEEDBACK).components["overselling"]
+        assert "already settled" not in overselling.explanation
+        assert overselling.score == 1.0 - load_config().overselling.done_work_penalty  # but the check is invented
+
+    @pytest.mark.parametrize(("invented", "claims"), [
+        # the shapes of every 20-step run's replies, and of the good reference they were warm-started on
+        ("Thank you. We have checked what was wrong and have fixed it.", 2),
+        ("Our first check suggests it affects only some cases, but that is preliminary.", 1),
+        ("We have logged the problem and sent you a detailed report.", 2),
+        ("The broken link has been corrected, and the file was re-run last night.", 1),
+        ("Our team found the cause: the parser applies the offset twice.", 1),
+    ])
+    def test_work_reported_as_done_is_invented(self, invented, claims):
+        overselling = score(invented, FEEDBACK).components["overselling"]
+        assert overselling.score == pytest.approx(1.0 - claims * load_config().overselling.done_work_penalty)
+        assert "invented" in overselling.explanation
+
+    @pytest.mark.parametrize("not_done", [
+        "We will check the sample and fix the claim in the next version.",
+        "We have not checked the weighting yet, so we cannot say.",
+        "Once we have tested a correction, we will tell you.",
+        "If we find the cause, we will publish a note.",
+        "You should have been told about the sample size.",
+        "Have we sent you the wrong survey link?",
+        "We have received your message and read it carefully.",
+    ])
+    def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
+        assert comp(not_done)["overselling"] == 1.0
+
+    def test_work_the_sender_reports_is_taken_up_not_invented(self):
+        feedback = "You sent me the wrong consent form twice, and the survey link is broken."
+        assert comp("We are sorry that we sent you the wrong form; we will send the right one today.",
+                    feedback)["overselling"] == 1.0
+        assert comp("We fixed the survey link this morning.", feedback)["overselling"] < 1.0
 
     @pytest.mark.parametrize("dismissal", [
         # the 20-step policy's, +1.00 before dismissals were counted
