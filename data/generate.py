@@ -380,38 +380,34 @@ DOMAINS = ["example.org", "example.com", "mail.example.net", "uni-example.edu"]
 GOOD = {
     "research_critique": (
         "Thank you for this careful critique of {subject}. You raise a fair point about {np}, and the write-up "
-        "should have dealt with it. We have not yet worked out how much it changes the results, so we will treat "
-        "the findings as preliminary until we have. We will re-run the analysis with this in mind, state the "
-        "uncertainty explicitly and verify the result before we repeat the claim. We will also add a note to the "
-        "{short} so readers can see what changed. If you can share the cases you looked at, that would help us "
-        "check this independently."),
+        "should have dealt with it. We will re-run the analysis with this in mind, state the uncertainty "
+        "explicitly and check the result before we repeat the claim. Until then we will treat the findings as "
+        "preliminary. We will also add a note to the {short} so readers can see what changed. If you can share "
+        "the cases you looked at, that would help us check this independently."),
     "bug_report": (
-        "Thank you for reporting {np}; we are sorry for the trouble it caused. We do not know yet what causes it "
-        "or how many people it affects, and we will not guess. We will try to reproduce it with the {short} and "
-        "verify the cause before promising a fix. If you can tell us which browser or file you were using, and "
-        "roughly when it happened, it will help us narrow it down. We will reply here once we know the cause and "
-        "have tested a correction."),
+        "Thank you for reporting {np}; we are sorry for the trouble it caused. We will try to reproduce the "
+        "problem with the {short} and find its cause before we promise a fix. If you can tell us which browser "
+        "or file you were using, and roughly when it happened, it will help us narrow it down. We will reply "
+        "here once we know the cause and have tested a correction."),
     "feature_request": (
         "Thank you for suggesting {np}; we understand why it would help. Before we commit to it we need to check "
         "two things: whether it can be done without exposing personal data, and how much work it would take. We "
-        "cannot promise it yet. We will discuss it in our next planning round for the {short} and tell you what "
-        "we decide, including if the answer is not yet."),
+        "will discuss it in our next planning round for the {short} and tell you what we decide, including if "
+        "the answer is not yet."),
     "praise": (
         "Thank you for your kind words about {np}; it means a lot to the team. We appreciate you taking the time "
         "to tell us, and we are glad it was useful to you. We will keep the same approach in the next edition of "
         "the {short}, and if anything in it is unclear or wrong, we would be grateful to hear that too."),
     "confusion": (
         "Thank you for asking about {np}; we understand your confusion, and the {short} should have made it "
-        "clearer. We will add a worked example to the methods section so the calculation can be checked by hand. "
-        "We have not yet gone back over the figures you mention, so we will check them before we answer in "
-        "detail. If the example does not answer your question, reply with the part that is still unclear and we "
-        "will explain it."),
+        "clearer. We will add a worked example to the methods section so the calculation can be checked by hand, "
+        "and we will go back over the figures you mention before we answer in detail. If the example does not "
+        "answer your question, reply with the part that is still unclear and we will explain it."),
     "complaint": (
         "We are sorry about {np}; your frustration is understandable and you should not have had to chase us. "
         "We will pass your message to the person responsible for the {short} today and ask them to reply within "
-        "five working days. We cannot yet say why this happened, and we will find out what went wrong before we "
-        "promise a change. We will write to you with what we find and what we will do differently. Thank you for "
-        "telling us."),
+        "five working days. We will find out what went wrong before we promise a change, and we will write to "
+        "you with what we find and what we will do differently. Thank you for telling us."),
     "spam": (
         "This message does not relate to our research or its publications, so we will not reply further or act "
         "on it. If you meant to send feedback about one of our projects, please write again and name the report "
