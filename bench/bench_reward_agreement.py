@@ -3,16 +3,18 @@
     python bench/bench_reward_agreement.py [--split dev|heldout|both] [--disagreements]
 
 Per message, every genuine reply (careful, plain) should score above every bad one (salad, off_target,
-placeholder, hedge, oversold, echo); a tie counts as a disagreement. Reported per bad kind, for dev and
+placeholder, hedge, oversold, echo, invented); a tie counts as a disagreement. Reported per bad kind, for dev and
 held-out separately (held-out is never used to tune the reward), with the sign checks of issue #12:
 every genuine reply >= 0, every salad, off-target and placeholder reply < 0. Targets: agreement >= 0.95,
-careful above salad on every message.
+careful above salad on every message. Genuine replies a reader marked `after_work` (work reported as done, which
+the agent drafting on receipt would invent) are reported apart: how many score >= 0, and how often they score
+below an on-receipt genuine reply of their message.
 """
 
 import argparse
 import time
 
-from data.reader_set import BAD_KINDS, GENUINE_KINDS, UNACCEPTABLE_KINDS, Agreement, load_reader_set, pairwise_agreement
+from data.reader_set import GENUINE_KINDS, UNACCEPTABLE_KINDS, Agreement, load_reader_set, pairwise_agreement
 from rewards import default_scorer
 
 
@@ -33,7 +35,7 @@ def score_split(split: str) -> tuple[Agreement, list, list[list[float]], float]:
 def report(split: str, agreement: Agreement, n_messages: int, n_replies: int, seconds: float) -> None:
     print(f"\n{split}: {n_messages} messages, {n_replies} replies (scored in {seconds:.2f} s)")
     print(f"  {'bad kind':<12} {'careful>':>9} {'plain>':>8} {'genuine>':>9} {'share<0':>8}")
-    for kind in BAD_KINDS:
+    for kind in agreement.pairs:
         print(f"  {kind:<12} {agreement.rate(kind, 'careful'):>9.3f} {agreement.rate(kind, 'plain'):>8.3f} "
               f"{agreement.rate(kind):>9.3f} {agreement.share_below_zero(kind):>8.2f}")
     print(f"  pairwise agreement overall: {agreement.overall:.3f}  (target >= 0.95)")
@@ -45,6 +47,11 @@ def report(split: str, agreement: Agreement, n_messages: int, n_replies: int, se
     for kind in UNACCEPTABLE_KINDS:
         below, n = agreement.below_zero[kind]
         print(f"  {kind} replies < 0: {below} of {n}  (target: all)")
+    if "after_work" in agreement.below_zero:
+        below, n = agreement.below_zero["after_work"]
+        lower, pairs = agreement.after_work_below
+        print(f"  after-work genuine replies (invented on receipt, counted apart): {n - below} of {n} >= 0; "
+              f"below an on-receipt genuine reply in {lower} of {pairs} pairs")
 
 
 def main() -> None:

@@ -10,6 +10,12 @@ the fifth one (`h6-01`...).
 
 `pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
 one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.
+
+The set is judged for the product's setting: the agent drafts its reply when the feedback arrives, before anyone
+has looked into anything. A careful or plain reply marked `after_work` reports work as already done or found
+("we've fixed the link", "we reproduced it: the parser applies the offset twice"): genuine from a team that has
+looked, invented from the agent. A reader (who had not seen the reward) marked them; they are counted apart, not
+as genuine replies. `invented`, a bad kind written from the sixth held-out part on, is that on purpose.
 """
 
 from collections.abc import Sequence
@@ -17,16 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 
 from data.loader import DATA_DIR, DatasetError, read_jsonl
 
 READER_SET_PATH = DATA_DIR / "reader_set.jsonl"
 
-Kind = Literal["careful", "plain", "salad", "off_target", "placeholder", "hedge", "oversold", "echo"]
+Kind = Literal["careful", "plain", "salad", "off_target", "placeholder", "hedge", "oversold", "echo", "invented"]
 Split = Literal["dev", "heldout"]
 RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4"]
 KINDS: tuple[str, ...] = get_args(Kind)
+REQUIRED_KINDS = KINDS[:8]  # every message has these; `invented` came with the sixth held-out part (h7-*)
 GENUINE_KINDS = ("careful", "plain")
 BAD_KINDS = tuple(k for k in KINDS if k not in GENUINE_KINDS)
 # Kinds a reader does not accept as a reply at all: the reward must score every one of them below zero.
@@ -37,6 +44,13 @@ class ReaderReply(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Kind
     text: StrictStr = Field(min_length=1)
+    after_work: StrictBool = False  # a genuine reply that reports work done or found: invented when drafted on receipt
+
+    @model_validator(mode="after")
+    def _after_work_is_genuine(self) -> "ReaderReply":
+        if self.after_work and self.kind not in GENUINE_KINDS:
+            raise ValueError(f"after_work marks a genuine reply (careful, plain), not {self.kind!r}")
+        return self
 
 
 class ReaderMessage(BaseModel):
@@ -50,7 +64,7 @@ class ReaderMessage(BaseModel):
 
     @model_validator(mode="after")
     def _every_kind(self) -> "ReaderMessage":
-        missing = [k for k in KINDS if k not in {r.kind for r in self.replies}]
+        missing = [k for k in REQUIRED_KINDS if k not in {r.kind for r in self.replies}]
         if missing:
             raise ValueError(f"needs at least one reply of every kind; missing {', '.join(missing)}")
         if self.origin is not None and self.split != "dev":
@@ -84,7 +98,9 @@ class Agreement:
 
     pairs: dict[str, tuple[int, int]]  # bad kind -> (pairs ranked right, pairs), genuine above bad, per message
     by_genuine: dict[tuple[str, str], tuple[int, int]]  # (genuine kind, bad kind) -> (right, pairs)
-    below_zero: dict[str, tuple[int, int]]  # kind -> (replies < 0, replies)
+    below_zero: dict[str, tuple[int, int]]  # kind (or "after_work") -> (replies < 0, replies)
+    # after-work replies scored below an on-receipt genuine reply of their message: (pairs, pairs in all)
+    after_work_below: tuple[int, int] = (0, 0)
     disagreements: list[Disagreement] = field(default_factory=list)
 
     @property
@@ -103,19 +119,22 @@ class Agreement:
 
 def pairwise_agreement(messages: Sequence[ReaderMessage], totals: Sequence[Sequence[float]]) -> Agreement:
     """`totals[i][j]` is the reward of `messages[i].replies[j]`. A pair counts as right only if the genuine reply
-    scores strictly above the bad one (a tie is a disagreement: the reward could not tell them apart)."""
+    scores strictly above the bad one (a tie is a disagreement: the reward could not tell them apart). Only kinds
+    the messages have are counted; after-work replies are counted apart (`below_zero["after_work"]`,
+    `after_work_below`)."""
     pairs = {k: [0, 0] for k in BAD_KINDS}
     by_genuine = {(g, b): [0, 0] for g in GENUINE_KINDS for b in BAD_KINDS}
-    below = {k: [0, 0] for k in KINDS}
+    below = {k: [0, 0] for k in (*KINDS, "after_work")}
+    after_work = [0, 0]
     disagreements = []
     for message, message_totals in zip(messages, totals, strict=True):
         scored = list(zip(message.replies, message_totals, strict=True))
         for reply, total in scored:
-            below[reply.kind][0] += total < 0
-            below[reply.kind][1] += 1
-        for good, good_total in scored:
-            if good.kind not in GENUINE_KINDS:
-                continue
+            counts = below["after_work" if reply.after_work else reply.kind]
+            counts[0] += total < 0
+            counts[1] += 1
+        genuine = [(r, t) for r, t in scored if r.kind in GENUINE_KINDS and not r.after_work]
+        for good, good_total in genuine:
             for bad, bad_total in scored:
                 if bad.kind in GENUINE_KINDS:
                     continue
@@ -125,5 +144,9 @@ def pairwise_agreement(messages: Sequence[ReaderMessage], totals: Sequence[Seque
                     counts[1] += 1
                 if not right:
                     disagreements.append(Disagreement(message.id, good.kind, bad.kind, good_total, bad_total))
-    return Agreement({k: tuple(v) for k, v in pairs.items()}, {k: tuple(v) for k, v in by_genuine.items()},
-                     {k: tuple(v) for k, v in below.items()}, disagreements)
+            for done_total in (t for r, t in scored if r.after_work):
+                after_work[0] += done_total < good_total
+                after_work[1] += 1
+    return Agreement({k: tuple(v) for k, v in pairs.items() if v[1]},
+                     {k: tuple(v) for k, v in by_genuine.items() if v[1]},
+                     {k: tuple(v) for k, v in below.items() if v[1]}, tuple(after_work), disagreements)

@@ -9,11 +9,13 @@ import pytest
 
 from data import DATA_DIR, DatasetError
 from data.reader_set import (
-    BAD_KINDS,
     GENUINE_KINDS,
     KINDS,
     READER_SET_PATH,
+    REQUIRED_KINDS,
     Disagreement,
+    ReaderMessage,
+    ReaderReply,
     load_reader_set,
     pairwise_agreement,
 )
@@ -33,7 +35,7 @@ def test_size_kinds_and_splits(messages):
     assert len({m.id for m in messages}) == len(messages)
     assert len({m.feedback for m in messages}) == len(messages)
     for m in messages:
-        assert len(m.replies) >= 8 and {r.kind for r in m.replies} == set(KINDS), m.id
+        assert len(m.replies) >= 8 and set(REQUIRED_KINDS) <= {r.kind for r in m.replies} <= set(KINDS), m.id
     splits = collections.Counter(m.split for m in messages)
     assert splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.85
     assert all(m.id.startswith("h6-") for m in messages if m.split == "heldout")
@@ -114,11 +116,12 @@ def test_loader_rejects_duplicate_ids_and_filters_splits(tmp_path):
 
 
 def test_pairwise_agreement_counts_genuine_above_bad_per_message():
-    message = load_reader_set(path=READER_SET_PATH)[0]
+    message = next(m for m in load_reader_set(path=READER_SET_PATH) if not any(r.after_work for r in m.replies))
     totals = [0.5 if r.kind in GENUINE_KINDS else -0.5 for r in message.replies]
     perfect = pairwise_agreement([message], [totals])
     assert perfect.overall == 1.0 and not perfect.disagreements
-    assert all(perfect.share_below_zero(k) == 1.0 for k in BAD_KINDS)
+    assert set(perfect.pairs) == {r.kind for r in message.replies} - set(GENUINE_KINDS)
+    assert all(perfect.share_below_zero(k) == 1.0 for k in perfect.pairs)
     salad = next(i for i, r in enumerate(message.replies) if r.kind == "salad")
     tied = list(totals)
     tied[salad] = 0.5  # a tie is a disagreement: the reward could not tell them apart
@@ -127,3 +130,18 @@ def test_pairwise_agreement_counts_genuine_above_bad_per_message():
     n_genuine = sum(r.kind in GENUINE_KINDS for r in message.replies)
     assert result.pairs["salad"] == (n_genuine * (n_salad - 1), n_genuine * n_salad)
     assert Disagreement(message.id, "careful", "salad", 0.5, 0.5) in result.disagreements
+
+
+def test_after_work_replies_are_counted_apart_from_genuine_ones():
+    """A careful reply that reports a fix is genuine from a team that made it, invented from an agent drafting on
+    receipt: it is neither ranked above the bad replies nor counted among the genuine ones."""
+    replies = [{"kind": k, "text": f"A {k} reply."} for k in REQUIRED_KINDS]
+    replies[0] = {"kind": "careful", "text": "We've fixed the link.", "after_work": True}
+    message = ReaderMessage(id="x", split="dev", style="s", feedback="The link is broken.", replies=replies)
+    totals = [-0.2 if r.after_work else 0.5 if r.kind in GENUINE_KINDS else -0.5 for r in message.replies]
+    result = pairwise_agreement([message], [totals])
+    assert result.below_zero["after_work"] == (1, 1) and "careful" not in result.below_zero
+    assert result.pairs["salad"] == (1, 1)  # the plain reply above the salad; the after-work one is not paired
+    assert result.after_work_below == (1, 1)  # below the plain reply of its message
+    with pytest.raises(ValueError, match="after_work marks a genuine reply"):
+        ReaderReply(kind="salad", text="x", after_work=True)

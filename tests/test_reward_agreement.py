@@ -60,9 +60,22 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     genuine dev reply may fail. (The team's own people and places as placeholders cost 0.2 instead.)"""
     messages, results = dev_scored
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
-                for r, res in zip(m.replies, rs, strict=True) if r.kind in GENUINE_KINDS and res.total < 0]
+                for r, res in zip(m.replies, rs, strict=True)
+                if r.kind in GENUINE_KINDS and not r.after_work and res.total < 0]
     assert len(failures) <= 2, failures
     assert all("is not in the feedback" in why for _, _, why in failures), failures
+
+
+def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
+    """133 of the 384 genuine replies report work as done or found ("we've fixed the link"): a reader who had not
+    seen the reward marked them (docs/reader_set.md). From an agent drafting on receipt that work is invented.
+    Before the reward counted it, they scored above the on-receipt genuine reply of their message in 17 of 21
+    pairs (mean 0.778 against 0.746); now below it in 12 of 21 (0.635 against 0.733). The reward sees the work
+    verbs of about half of them; most still score >= 0 (128 of 133): invented, but answers all the same."""
+    lower, pairs = dev.after_work_below
+    assert pairs == 21 and lower >= 12
+    below, n = dev.below_zero["after_work"]
+    assert n == 133 and below <= 5
 
 
 def test_heldout_agreement_and_signs():
