@@ -58,6 +58,8 @@ class OversellingConfig(_Strict):
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
+    done_states: list[str]
+    recent_times: str
     check_nouns: list[str]
     finding_verbs: list[str]
     done_work_penalty: float = Field(ge=0)

@@ -62,7 +62,7 @@ class FeedbackAnalysis:
     ngrams: frozenset[tuple[str, ...]]
     sender: SenderFacts  # what the role check needs: placeholders, links, the team's things, the signer
     praises: bool  # positive, or with a word of praise: thanks for kind words can answer it
-    verbs: frozenset[str]  # the first three letters of the feedback's verbs: what the sender says was done
+    verbs: frozenset[str]  # the first three letters of the feedback's verbs in the past: what the sender says was done
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -259,7 +259,7 @@ class RewardScorer:
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
                                 self._role.sender_facts(feedback, words, read),
                                 sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
-                                frozenset(word[:3] for word, tag in read.words if tag.startswith("VB")))
+                                frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")))
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -419,8 +419,9 @@ class RewardScorer:
                 and stem(verb, FRAMING_STEM) not in (self._framing_agents if agent else self._framing_verbs)]
 
     def _done_work(self, reading: Reading, fb: FeedbackAnalysis) -> list[str]:
-        """Work the reply reports as done or found, but for a verb the feedback uses: "we sent you the wrong
-        form" takes up "you sent me the wrong form". Three letters, so that "sent" meets "send", "fixed" "fix"."""
+        """Work the reply reports as done or found, but for a verb the feedback reports as done: "we sent you the
+        wrong form" takes up "you sent me the wrong form" (not "please delete my recordings": saying they were
+        deleted is the invention). Three letters, so that "sent" meets "send", "fixed" "fix"."""
         return [said for sentence in reading.sentences for verb, said in sentence.claims if verb[:3] not in fb.verbs]
 
     def _overselling(self, lower: str, done_work: list[str]) -> tuple[float, str]:

@@ -252,13 +252,16 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
 
 def _claims(toks: list[_Token], start: int, end: int, text: str,
             reader: "SentenceReader") -> list[tuple[str, str]]:
-    """Work reported as already done, or what it found: a work verb in the past or the perfect with the team as
-    its subject ("we have fixed", "we found", "we've reproduced it and patched it"), its passive ("the link has
-    been corrected", "the file was sent"), or a finding of the team's own check ("our first check suggests").
+    """Work reported as already done, or what it found: a work verb in the perfect with the team as its subject
+    ("we have fixed", "we've reproduced it and patched it"), or in the past with a recent time ("we found it this
+    morning": without one, "we added the BOM in 0.12", it is the project's history), its passive ("the link has
+    been corrected", "the file was sent today", "the slip is attached"), or a finding of the team's own check
+    ("our first check suggests").
     Not when negated ("we have not checked yet"), under a condition or a plan ("once we have tested a
     correction", "if we find"), or asked ("Have we sent you the form?")."""
     if text.rstrip().endswith("?"):
         return []
+    recent = bool(reader.recent.search(text))  # "we fixed it this morning"; "we added the BOM in 0.12" is history
     found = []
     for t in toks[start:end]:
         if t.dep not in ("nsubj", "nsubjpass"):
@@ -274,14 +277,21 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
                 if verb.lower in reader.finding_verbs:
                     found.append((verb.lower, f"our {t.lower} {verb.lower}"))  # "our first check suggests ..."
                 continue
-            verbs = [verb, *(toks[c] for c in verb.children if toks[c].dep == "conj" and toks[c].tag.startswith("VB"))]
-            done = verb.tag == "VBD" or (verb.tag == "VBN" and aux & PERFECT)
+            verbs = [verb, *_conjuncts(toks, verb)]
+            done = (verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and recent)
             said = f"{t.lower} {'have ' if aux & PERFECT else ''}"
             found += [(v.lower, said + v.lower) for v in verbs if done and v.lower in reader.done_work]
-        elif t.dep == "nsubjpass" and verb.tag == "VBN" and verb.lower in reader.done_work:
-            if "been" in aux or aux & {"was", "were"}:
+        elif t.dep == "nsubjpass" and verb.tag == "VBN":
+            if (verb.lower in reader.done_work and ("been" in aux or (aux & {"was", "were"} and recent))
+                    or verb.lower in reader.done_states):  # "the slip is attached", "a courier is booked"
                 found.append((verb.lower, f"{t.lower} ... {verb.lower}"))
     return found
+
+
+def _conjuncts(toks: list[_Token], verb: _Token) -> list[_Token]:
+    """The verbs joined to this one that share its subject ("we have reproduced it and patched it")."""
+    return [toks[c] for c in verb.children if toks[c].dep == "conj" and toks[c].tag.startswith("VB")
+            and not toks[c].has_child(toks, SUBJECTS)]
 
 
 def _ours(toks: list[_Token], t: _Token) -> bool:
@@ -420,6 +430,8 @@ class SentenceReader:
         self.cfg = cfg
         self.non_actions = frozenset(non_actions)
         self.done_work = frozenset(claims.done_work_verbs)
+        self.done_states = frozenset(claims.done_states)
+        self.recent = re.compile(claims.recent_times, re.IGNORECASE)
         self.check_nouns = frozenset(claims.check_nouns)
         self.finding_verbs = frozenset(claims.finding_verbs)
         self.when = re.compile(commitment_times, re.IGNORECASE)

@@ -169,9 +169,7 @@ class TestOverselling:
                                          "We checked the count and will correct it in the next version.",
                                          "We checked the figures. Your reading is correct, and we will fix it."])
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
-        overselling = score(finding, FEEDBACK).components["overselling"]
-        assert "already settled" not in overselling.explanation
-        assert overselling.score == 1.0 - load_config().overselling.done_work_penalty  # but the check is invented
+        assert comp(finding)["overselling"] == 1.0
 
     @pytest.mark.parametrize(("invented", "claims"), [
         # the shapes of every 20-step run's replies, and of the good reference they were warm-started on
@@ -179,7 +177,8 @@ class TestOverselling:
         ("Our first check suggests it affects only some cases, but that is preliminary.", 1),
         ("We have logged the problem and sent you a detailed report.", 2),
         ("The broken link has been corrected, and the file was re-run last night.", 1),
-        ("Our team found the cause: the parser applies the offset twice.", 1),
+        ("Our team found the cause this morning: the parser applies the offset twice.", 1),
+        ("Good news: the collection slip is attached and a courier is booked.", 2),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -194,15 +193,19 @@ class TestOverselling:
         "You should have been told about the sample size.",
         "Have we sent you the wrong survey link?",
         "We have received your message and read it carefully.",
+        # the project's history, which the team knew before the feedback (reader set h4-18, d28)
+        "We added the byte-order mark in 0.12 because Excel users on Windows were getting garbled accents.",
+        "The files were collected under a non-commercial licence.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
 
     def test_work_the_sender_reports_is_taken_up_not_invented(self):
-        feedback = "You sent me the wrong consent form twice, and the survey link is broken."
-        assert comp("We are sorry that we sent you the wrong form; we will send the right one today.",
+        feedback = "You sent me the wrong consent form twice, and the survey link is broken. Please delete my answers."
+        assert comp("We are sorry that we have sent you the wrong form; we will send the right one today.",
                     feedback)["overselling"] == 1.0
         assert comp("We fixed the survey link this morning.", feedback)["overselling"] < 1.0
+        assert comp("Your answers have been deleted.", feedback)["overselling"] < 1.0  # asked for, not done
 
     @pytest.mark.parametrize("dismissal", [
         # the 20-step policy's, +1.00 before dismissals were counted

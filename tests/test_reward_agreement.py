@@ -70,29 +70,33 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     """133 of the 384 genuine replies report work as done or found ("we've fixed the link"): a reader who had not
     seen the reward marked them (docs/reader_set.md). From an agent drafting on receipt that work is invented.
     Before the reward counted it, they scored above the on-receipt genuine reply of their message in 17 of 21
-    pairs (mean 0.778 against 0.746); now below it in 12 of 21 (0.635 against 0.733). The reward sees the work
-    verbs of about half of them; most still score >= 0 (128 of 133): invented, but answers all the same."""
+    pairs (mean 0.778 against 0.746 for the on-receipt ones); now below it in 9 of 21 (0.676 against 0.744). The
+    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (131 of
+    133): invented, but answers all the same."""
     lower, pairs = dev.after_work_below
-    assert pairs == 21 and lower >= 12
+    assert pairs == 21 and lower >= 9
     below, n = dev.below_zero["after_work"]
-    assert n == 133 and below <= 5
+    assert n == 133 and below <= 2
 
 
 def test_heldout_agreement_and_signs():
-    """The fifth held-out part (h6-*, written by a writer who had read neither the reward, its docs nor any row of
-    the set). Its first reading, before any change made for it: agreement 0.997, careful above salad 30/30,
-    careful >= 0 29/30 (h6-02), plain 30/30, salad < 0 30/30, off-target < 0 28/30 (h6-17, h6-19), placeholder
-    < 0 30/30. Floors at its second reading, after the round's changes (docs/reward.md): it is no longer blind, and
-    the next round retires it."""
+    """The sixth held-out part (h7-*, written blind, with `invented` replies: in role, specific, and reporting work
+    nobody could have done yet). Its first reading, before any change made for it: agreement 0.983, genuine above
+    invented 0.917 (55 of 60; the reward before the done-work check: 47 of 60), careful above salad 30/30, careful
+    >= 0 30/30, plain 28/30 (h7-16, h7-30), salad < 0 30/30, off-target < 0 26/30 (h7-06, h7-09, h7-16, h7-23),
+    placeholder < 0 30/30. Floors at its second reading (docs/reward.md): it is no longer blind, and the next
+    round retires it."""
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.99  # 1.000
+    assert heldout.overall >= 0.985  # 0.986
+    assert heldout.rate("invented") >= 0.9  # 55 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") == heldout.share_below_zero("plain") == 0
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 29 / 30
+    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 26 / 30
 
 
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: off-target h6-19 "
-                                       "(+0.43), a social-media post about the project instead of an answer")
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: plain h7-16 (a "
+                                       "commitment to 'look at' cutting the survey), off-target h7-06, h7-09, "
+                                       "h7-16, h7-23 >= 0")
 def test_heldout_meets_every_sign_target():
     heldout = agreement("heldout")
     assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
