@@ -133,8 +133,11 @@ def test_dev_figures(reports, capsys):
     # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa"); 31 on
     # the eighth part, 105 on dev with it, 69 with round ten's 115 rows since the English model's findings in a script
     # without letter case are dropped ("안녕하세요"), a spaCy finding over a street address is a piece of it, and more
-    # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni")
-    assert len(dev.false_redactions) <= 69, dev.false_redactions
+    # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni"); 25 on the ninth
+    # part, 94 on dev with it, 62 with round eleven's 94 rows since openings and sign-off abbreviations of more
+    # languages, job titles, devices and a participant's code are not names ("Til", "Mvh", "Tisztelt", "Program
+    # Manager", "Samsung A54", "Participant P-2231"); the cities the ninth part left unlisted stay ("Milan", "Dubai")
+    assert len(dev.false_redactions) <= 62, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 10)] == [97, 114, 120, 120, 120, 120, 120, 120, 120]
 
 
