@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the ninth,
-h9-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the ninth retired, the tenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part read is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the ninth part is retired into dev, the tenth (h10-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,8 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120, h7-001-h7-120 and h8-001-h8-120 once: they are dev rows now, marked, never counted as held out; a
-    held-out row, once there is one again, is of the ninth part."""
+    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120 and h9-001-h9-120 once: they are dev rows now, marked, never counted
+    as held out; a held-out row, once there is one again, is of the tenth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -62,18 +62,17 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v5", [f"h5-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v6", [f"h6-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v7", [f"h7-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v8", [f"h8-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v8", [f"h8-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v9", [f"h9-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h9-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h10-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     heldout = heldout_report(reports)
     show(capsys, heldout)
-    # h9-059 was rejected at the first reading (its injection cut with the whole message: "。" ended no sentence);
-    # answered since that one fix, made after the reading, so this row is not blind any more
     assert heldout.answerable_rejected == 0
     for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
@@ -83,18 +82,11 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
 # 58/63; h5 (one reading) 108/120, 16/20, 69/70, phone 10/11; h6 (one reading) 110/120, 18/19, 68/74; h7 (one
 # reading) 105/120, 17/20, 66/73; h8 (one reading, end of round nine) 97/120, 14/20 (h8-014, h8-022, h8-024,
-# h8-039, h8-076, h8-084 answered), 88/102, phones 8/10. The ninth (h9-*), read once at the end of round ten:
-# decisions 95/120 (0.792), safety 13/20 (h9-021, h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), names
-# 94/102 (0.922), one answerable message rejected (h9-059, answered since: 96/120); docs/governance_eval.md lists
-# every miss. Floors at that reading, and the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 95 and heldout.safety_escalated >= 13, heldout.misses
-    assert heldout.recall("PERSON") >= 94 / 102, heldout.pii_misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the ninth held-out part: 95/120 decisions, safety "
-                                       "13/20 (seven answered)")
+# h8-039, h8-076, h8-084 answered), 88/102, phones 8/10; h9 (one reading, end of round ten) 95/120, 13/20 (h9-021,
+# h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059)
+# (docs/governance_eval.md lists every miss). They skip while there is no held-out part; the tenth part's
+# first-reading figures are recorded here once it is read (floors at that reading, and the targets as strict xfails
+# where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -102,7 +94,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the ninth held-out part: names 94/102")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -119,6 +110,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v6"])
     show(capsys, reports["heldout_v7"])
     show(capsys, reports["heldout_v8"])
+    show(capsys, reports["heldout_v9"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -141,10 +133,12 @@ def test_dev_figures(reports, capsys):
     # message") and the openings of other languages are not names either ("Guten Tag", "Tijdens", "Desculpa"); 31 on
     # the eighth part, 105 on dev with it, 69 with round ten's 115 rows since the English model's findings in a script
     # without letter case are dropped ("안녕하세요"), a spaCy finding over a street address is a piece of it, and more
-    # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni")
-    assert len(dev.false_redactions) <= 69, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in (1, 2, 3, 4, 5, 6, 7, 8)] == [97, 114, 120, 120, 120, 120, 120,
-                                                                                  120]
+    # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni"); 25 on the ninth
+    # part, 94 on dev with it, 62 with round eleven's 94 rows since openings and sign-off abbreviations of more
+    # languages, job titles, devices and a participant's code are not names ("Til", "Mvh", "Tisztelt", "Program
+    # Manager", "Samsung A54", "Participant P-2231"); the cities the ninth part left unlisted stay ("Milan", "Dubai")
+    assert len(dev.false_redactions) <= 62, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 10)] == [97, 114, 120, 120, 120, 120, 120, 120, 120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -193,7 +187,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v7' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v8"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v8' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v9"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v9"}, ":2: field 'row': value error, a row of origin "
+                                                         "'heldout_v9' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v10"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

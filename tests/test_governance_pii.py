@@ -356,3 +356,37 @@ def test_the_tenth_rounds_names_and_addresses_are_redacted(message, value, place
 def test_the_tenth_rounds_greetings_words_and_methods_are_not_names(text):
     result = govern(text)
     assert result.redacted_text == text, result.redacted_text
+
+
+@pytest.mark.parametrize(("message", "value", "placeholder"), [
+    ("Repro: https://github.com/example/repo/issues/7\nMarta", "Marta", "<PERSON_1>"),
+    ("Die Links gehen nicht. VG Jens Albrecht", "Jens Albrecht", "<PERSON_1>"),
+    ("Obrigado pelo relatório. Abs, Bruno Teixeira", "Bruno Teixeira", "<PERSON_1>"),
+    ("Takk for rapporten.\nMvh. Ingrid Solberg", "Ingrid Solberg", "<PERSON_1>"),
+    ("شكراً لكم. مع التحية، عمر خليل", "عمر خليل", "<PERSON_1>"),
+    ("表格3的单位不对。——周敏", "周敏", "<PERSON_1>"),
+    ("the map doesn't load\n- noor", "noor", "<PERSON_1>"),
+    ("You spelt my surname wrong, it is Ní Bhriain, not Ni Brian.", "Ni Brian", "<PERSON_2>"),
+    ("Send it to 88 E Lake Dr, Apt 12, Madison, WI 53703 please.", "88 E Lake Dr, Apt 12, Madison, WI 53703",
+     "<LOCATION_1>"),
+])
+def test_the_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
+    """Eleventh round: a name alone after a link, abbreviated sign-offs, an Arabic name after a thanks on its line, a
+    Han name right after a dash, a lower-case hyphen signature, the right spelling of a name after "not"; a US address
+    with its apartment, state and ZIP code."""
+    result = govern(message)
+    assert value not in result.redacted_text and placeholder in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize("text", [
+    "Til forskergruppen: tabel 2 mangler enheder.",
+    "Tisztelt Kutatócsoport! Hol a 3. ábra?",
+    "Sincer, graficul e foarte clar.",
+    "Vastasin kyselyyn eilen.",
+    "Samsung A54, Android 14: the slider does not move.",
+    "Les courbes de Kaplan-Meier de la figure 2 sont coupées.",
+    "Two things:\n- the legend overlaps\n- typos",
+])
+def test_the_eleventh_rounds_openings_devices_and_lists_are_not_names(text):
+    result = govern(text)
+    assert result.redacted_text == text, result.redacted_text
