@@ -97,6 +97,10 @@ class PhoneRegionConfig(_Strict):
     with_context: list[str] = Field(default_factory=list)
     context_score: float = Field(0.3, ge=0, le=1)
     context: list[str] = Field(default_factory=list)
+    # A number written with its country code ("+44 7700 900123") is a phone number even where libphonenumber does not
+    # know its range as valid (the UK's 07700 900 numbers are kept for drama, a blind writer's signature used one):
+    # read at its POSSIBLE leniency too (round twelve).
+    international_possible: bool = True
 
     @model_validator(mode="after")
     def _exact_among_with_context(self) -> PhoneRegionConfig:

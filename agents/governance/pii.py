@@ -185,6 +185,10 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
         analyzer.registry.remove_recognizer("PhoneRecognizer")
         analyzer.registry.add_recognizer(PhoneRecognizer(supported_language=config.language,
                                                          supported_regions=tuple(regions.regions)))
+        if regions.international_possible:  # region "ZZ": only numbers written with their country code
+            analyzer.registry.add_recognizer(PhoneRecognizer(
+                supported_language=config.language, supported_regions=("ZZ",), leniency=0,
+                name="InternationalPhoneRecognizer"))
         if regions.with_context:
             analyzer.registry.add_recognizer(RegionPhoneRecognizer(
                 supported_language=config.language, supported_regions=tuple(regions.with_context),
