@@ -376,38 +376,60 @@ DOMAINS = ["example.org", "example.com", "mail.example.net", "uni-example.edu"]
 # Written as the team replying on receipt, before anyone has looked into the point: every fact in a good reply is
 # in the feedback or is a plan, a question, or an honest "we do not know yet". A finding, a fix, other readers'
 # requests or a limitation the feedback does not mention would be invented from where the agent stands (it sees
-# the feedback and nothing else), and these replies are what the small policy is warm-started on.
+# the feedback and nothing else), and these replies are what the small policy is warm-started on. Two ways of saying it
+# for each answerable category, so that a small model does not learn one template's every turn of phrase (with one,
+# SmolLM2 put "before we ..." into every sentence it wrote).
 GOOD = {
     "research_critique": (
         "Thank you for this careful critique of {subject}. You raise a fair point about {np}, and the write-up "
-        "should have dealt with it. We will re-run the analysis with this in mind, state the uncertainty "
-        "explicitly and check the result before we repeat the claim. Until then we will treat the findings as "
-        "preliminary. We will also add a note to the {short} so readers can see what changed. If you can share "
-        "the cases you looked at, that would help us check this independently."),
+        "should have dealt with it. We will re-run the analysis with this in mind and state the uncertainty "
+        "explicitly; until that is done, please treat the findings as preliminary. We will also add a note to the "
+        "{short} so readers can see what changed. If you can share the cases you looked at, that would help us "
+        "check this independently.",
+        "Thank you for taking the time to look so closely at {subject}. The point about {np} is a fair one, and "
+        "the claim should not stand as it is. We will check how much it changes the results, correct the {short} "
+        "where it needs it, and say clearly what remains uncertain. We will write to you with what we find. If "
+        "there are other cases you noticed, please send them too."),
     "bug_report": (
         "Thank you for reporting {np}; we are sorry for the trouble it caused. We will try to reproduce the "
-        "problem with the {short} and find its cause before we promise a fix. If you can tell us which browser "
-        "or file you were using, and roughly when it happened, it will help us narrow it down. We will reply "
-        "here once we know the cause and have tested a correction."),
+        "problem with the {short} this week and look for its cause, and we will only promise a fix once we have "
+        "tested one. If you can tell us which browser or file you were using, and roughly when it happened, it "
+        "will help us narrow it down. We will reply here when we know more.",
+        "Sorry about {np}, and thank you for reporting it. We do not know the cause yet. We will try to reproduce "
+        "the problem with the {short} and check what causes it. It would help to know which browser or device "
+        "you used and what you did just before it happened. We will write back here with what we find and when a "
+        "corrected version is ready."),
     "feature_request": (
-        "Thank you for suggesting {np}; we understand why it would help. Before we commit to it we need to check "
-        "two things: whether it can be done without exposing personal data, and how much work it would take. We "
+        "Thank you for suggesting {np}; we understand why it would help. To decide, we need to check two "
+        "things: whether it can be done without exposing personal data, and how much work it would take. We "
         "will discuss it in our next planning round for the {short} and tell you what we decide, including if "
-        "the answer is not yet."),
+        "the answer is not yet.",
+        "Thanks for the suggestion about {np}. It is a reasonable request, and we will look at what it would "
+        "take for the {short}, including whether it raises any privacy questions. We cannot promise it yet, but "
+        "we will discuss it at our next planning meeting and let you know the outcome."),
     "praise": (
         "Thank you for your kind words about {np}; it means a lot to the team. We appreciate you taking the time "
         "to tell us, and we are glad it was useful to you. We will keep the same approach in the next edition of "
-        "the {short}, and if anything in it is unclear or wrong, we would be grateful to hear that too."),
+        "the {short}, and if anything in it is unclear or wrong, we would be grateful to hear that too.",
+        "Thank you for writing to say you liked {np}. It is good to hear that it was useful, and we will pass "
+        "your message on to the people who worked on the {short}. If you spot anything that could be clearer or "
+        "that looks wrong, please tell us; that helps us as much as praise does."),
     "confusion": (
         "Thank you for asking about {np}; we understand your confusion, and the {short} should have made it "
         "clearer. We will add a worked example to the methods section so the calculation can be checked by hand, "
-        "and we will go back over the figures you mention before we answer in detail. If the example does not "
-        "answer your question, reply with the part that is still unclear and we will explain it."),
+        "and we will go back over the figures you mention and answer you in detail. If the example does not "
+        "answer your question, reply with the part that is still unclear and we will explain it.",
+        "Thanks for the question about {np}; the {short} should explain it better, and we are sorry it did not. "
+        "We will check the part of the {short} you mention. We will write a short explanation of how it works "
+        "and send it to you. If any part of it is still unclear, please ask again."),
     "complaint": (
         "We are sorry about {np}; your frustration is understandable and you should not have had to chase us. "
         "We will pass your message to the person responsible for the {short} today and ask them to reply within "
-        "five working days. We will find out what went wrong before we promise a change, and we will write to "
-        "you with what we find and what we will do differently. Thank you for telling us."),
+        "five working days. We will find out what went wrong and write to you with what we find and what we "
+        "will do differently. Thank you for telling us.",
+        "We are sorry about {np}. You should not have had to write to us about it. We will ask the person "
+        "responsible for the {short} to look into it this week and reply to you directly, and we will tell you "
+        "what we are changing so that it does not happen again."),
     "spam": (
         "This message does not relate to our research or its publications, so we will not reply further or act "
         "on it. If you meant to send feedback about one of our projects, please write again and name the report "
@@ -512,10 +534,12 @@ def _sentiment_label(text: str) -> str:
     return default_labeller().label(text).label
 
 
-def _references(category: str, tone: str, topic: Topic, np: str, rng: random.Random) -> list[dict]:
-    """One good reply and four flawed ones; the off-tone one is off for the sentiment VADER reads (`tone`)."""
+def _references(category: str, tone: str, topic: Topic, np: str, rng: random.Random, key: str) -> list[dict]:
+    """One good reply (one of its category's variants, drawn by `key`, the feedback) and four flawed ones; the
+    off-tone one is off for the sentiment VADER reads (`tone`)."""
     fill = {"subject": topic.subject, "short": topic.short, "np": np}
-    good = GOOD[category].format(**fill)
+    variants = GOOD[category] if isinstance(GOOD[category], tuple) else (GOOD[category],)
+    good = random.Random(key).choice(variants).format(**fill)  # its own draw: the task stream stays as it was
     flawed = {
         "too_short": rng.choice(SHORT),
         "oversold": rng.choice(OVERSOLD),
@@ -572,7 +596,8 @@ def generate(seed: int, per_category: int) -> list[dict]:
                 "expected_action": action,
                 "prompt_injection": t["injection"],
                 "pii": pii,
-                "references": _references(category, _sentiment_label(feedback), t["topic_obj"], t["np"], rng),
+                "references": _references(category, _sentiment_label(feedback), t["topic_obj"], t["np"], rng,
+                                          feedback),
             })
     # Stratified, seeded split; ids in a stable order.
     by_category: dict[str, list[dict]] = {}
