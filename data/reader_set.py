@@ -3,10 +3,11 @@
 `data/reader_set.jsonl` holds one message a line: the feedback as the reward sees it (already redacted, so
 personal data appears as governance placeholders such as `<PERSON_1>`) and at least one reply of every kind.
 Two kinds are genuine replies, the others (six, and `invented` on the newest parts) are replies a careful reader
-rejects. How it was written: docs/reader_set.md. The `heldout` split is never used to tune the reward; `dev` is. A
-held-out part that was read and tuned against is retired into `dev` with its ids, marked by `origin` (`heldout_v1`: `h01`-`h24`,
-`heldout_v2`: `h3-01`-`h3-30`, `heldout_v3`: `h4-01`-`h4-30`, `heldout_v4`: `h5-01`-`h5-30`, `heldout_v5`:
-`h6-01`-`h6-30`); the held-out part is the sixth one (`h7-01`...), the first with `invented` replies.
+rejects. How it was written: docs/reader_set.md. The `heldout` split is never used to tune the reward; `dev` is.
+A held-out part that was read and tuned against is retired into `dev` with its ids, marked by `origin`
+(`heldout_v1`: `h01`-`h24`, `heldout_v2`: `h3-01`-`h3-30`, `heldout_v3`: `h4-01`-`h4-30`, `heldout_v4`:
+`h5-01`-`h5-30`, `heldout_v5`: `h6-01`-`h6-30`); the held-out part is the sixth one (`h7-01`...), the first with
+`invented` replies.
 
 `pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
 one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.
