@@ -75,7 +75,7 @@ def smoke_run(tmp_path_factory) -> tuple[Path, dict, dict, str]:
     """`oneclick --smoke` stopped after step 1 with an lr override on the command line, then resumed to step 2
     with no override: the run directory, both summaries and the step-1 checkpoint's weights hash."""
     out = tmp_path_factory.mktemp("smoke") / "run"
-    first = cli("oneclick", "--smoke", "--steps", "1", "--output-dir", str(out), "grpo.lr=1e-4")
+    first = cli("oneclick", "--smoke", "--steps", "1", "--output-dir", str(out), "grpo.lr=2e-4")
     ckpt = out / "checkpoints" / (out / "checkpoints" / "latest").read_text().strip()
     weights = weights_sha256(load_file(ckpt / "model" / "model.safetensors"))
     second = cli("oneclick", "--resume", str(out), "--steps", "2")
@@ -139,15 +139,15 @@ def test_tensorboard_events_hold_the_metrics_of_metrics_jsonl(smoke_run):
 
 
 def test_an_override_changes_the_run_and_resume_keeps_it(smoke_run):
-    """`grpo.lr=1e-4` on the first command line is the optimizer's lr at both steps (the resumed process read it
+    """`grpo.lr=2e-4` on the first command line is the optimizer's lr at both steps (the resumed process read it
     back from <run>/config.yaml) and stays in the resolved config."""
     out, *_ = smoke_run
     resolved = yaml.safe_load((out / "config.yaml").read_text())
-    assert resolved["grpo"]["lr"] == 1e-4 and resolved["steps"] == 2
+    assert resolved["grpo"]["lr"] == 2e-4 and resolved["steps"] == 2
     events = EventAccumulator(str(out / "tb"))
     events.Reload()
     assert [(e.step, e.value) for e in events.Scalars("train/learning_rate")] == [
-        (1, pytest.approx(1e-4)), (2, pytest.approx(1e-4))]
+        (1, pytest.approx(2e-4)), (2, pytest.approx(2e-4))]
 
 
 def _free_port() -> int:

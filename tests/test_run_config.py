@@ -44,10 +44,10 @@ def test_defaults_live_only_in_the_yaml():
 
 def test_overrides_are_typed_by_the_field_they_name():
     cfg = load_run_config(overrides=[
-        "grpo.lr=1e-4", "rollouts.group_size=8", "data.val_limit=null", "policy.model=/models/my model",
+        "grpo.lr=2e-4", "rollouts.group_size=8", "data.val_limit=null", "policy.model=/models/my model",
         "tracking.report_to=[tensorboard, mlflow]", "mubit.credit_modes=[train, val]", "data.train=123",
         "grpo.loss_type=grpo", "steps=5", "steps=7"])
-    assert cfg.grpo.lr == 1e-4 and cfg.rollouts.group_size == 8 and cfg.data.val_limit is None
+    assert cfg.grpo.lr == 2e-4 and cfg.rollouts.group_size == 8 and cfg.data.val_limit is None
     assert cfg.policy.model == Path("/models/my model") and cfg.data.train == "123"  # text fields keep the text
     assert cfg.tracking.report_to == ["tensorboard", "mlflow"] and cfg.mubit.credit_modes == ["train", "val"]
     assert cfg.grpo.loss_type == "grpo" and cfg.steps == 7  # the last one wins
@@ -88,11 +88,11 @@ def test_a_partial_config_file_is_laid_over_the_defaults(tmp_path):
 
 
 def test_the_resolved_config_round_trips_and_fills_settings_an_old_run_lacked(tmp_path):
-    cfg = load_run_config(overrides=["grpo.lr=1e-4", "seed=3"])
+    cfg = load_run_config(overrides=["grpo.lr=2e-4", "seed=3"])
     write_resolved_config(cfg, tmp_path)
     assert resolve_run_config(*read_run_config(saved=saved_run_config(tmp_path))) == cfg
     old = cfg.model_dump(mode="json")
     del old["tracking"], old["grpo"]["loss_type"]  # a checkpoint written before these settings existed
     resumed = resolve_run_config(*read_run_config(saved=old))
-    assert resumed.grpo.lr == 1e-4 and resumed.tracking == load_run_config().tracking
+    assert resumed.grpo.lr == 2e-4 and resumed.tracking == load_run_config().tracking
     assert resumed.grpo.loss_type == load_run_config().grpo.loss_type
