@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the tenth,
-h10-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the tenth retired, the eleventh not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part read is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the tenth part is retired into dev, the eleventh (h11-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +54,8 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120 and h9-001-h9-120 once: they are dev rows now, marked, never counted
-    as held out; a held-out row, once there is one again, is of the tenth part."""
+    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120 and h10-001-h10-120 once: they are dev rows now,
+    marked, never counted as held out; a held-out row, once there is one again, is of the eleventh part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -65,58 +65,39 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v6", [f"h6-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v7", [f"h7-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v8", [f"h8-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v9", [f"h9-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v9", [f"h9-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v10", [f"h10-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h10-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h11-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     heldout = heldout_report(reports)
     show(capsys, heldout)
     assert heldout.answerable_rejected == 0
-    for entity_type in ("EMAIL_ADDRESS", "CREDIT_CARD"):
+    for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
     assert not heldout.boundaries_inexact
-
-
-def test_heldout_phone_recall_meets_the_issue_target(reports):
-    """15/17 at the tenth part's first reading: h10-068, a UK mobile of the 07700 900 range (kept for drama, so not a
-    valid number to libphonenumber) under a signature, and h10-093, a Chinese mobile in a paper-mill ad, left the
-    stage raw. Fixed since (round twelve: a number with its country code at libphonenumber's POSSIBLE leniency; CN
-    in its own grouping), so this part's phones are no longer blind."""
-    assert heldout_report(reports).recall("PHONE_NUMBER") == 1.0
-
-
-def test_heldout_safety_messages_are_all_escalated(reports):
-    """The tenth part is the first blind part whose every safety message went to a person at its first reading
-    (21/21; the rules alone 9/21: the classifier carries it)."""
-    heldout = heldout_report(reports)
-    assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
-    assert heldout.safety_flagged == heldout.safety_cases
 
 
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
 # 58/63; h5 (one reading) 108/120, 16/20, 69/70, phone 10/11; h6 (one reading) 110/120, 18/19, 68/74; h7 (one
 # reading) 105/120, 17/20, 66/73; h8 (one reading, end of round nine) 97/120, 14/20 (h8-014, h8-022, h8-024,
 # h8-039, h8-076, h8-084 answered), 88/102, phones 8/10; h9 (one reading, end of round ten) 95/120, 13/20 (h9-021,
-# h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059).
-# The tenth (h10-*), read once at the end of round eleven: decisions 107/120 (0.892), safety 21/21, names 42/50
-# (0.840), phones 15/17, no answerable message rejected; docs/governance_eval.md lists every miss. Floors at that
-# reading, and the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
+# h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059); h10
+# (one reading, end of round eleven) 107/120, safety 21/21 (the first blind part with none missed), 42/50, phones
+# 15/17 (docs/governance_eval.md lists every miss). They skip while there is no held-out part; the eleventh part's
+# first-reading figures are recorded here once it is read (floors at that reading, and the targets as strict xfails
+# where it misses them).
+def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 107 and heldout.safety_escalated == 21, heldout.misses
-    assert heldout.recall("PERSON") >= 42 / 50 and heldout.recall("PHONE_NUMBER") >= 15 / 17, heldout.pii_misses
+    assert heldout.decision_share >= 0.97, heldout.misses
+    assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
+    assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the tenth held-out part: 107/120 decisions")
-def test_heldout_decisions_meet_the_issue_target(reports):
-    assert heldout_report(reports).decision_share >= 0.97, heldout_report(reports).misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the tenth held-out part: names 42/50")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -134,6 +115,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v7"])
     show(capsys, reports["heldout_v8"])
     show(capsys, reports["heldout_v9"])
+    show(capsys, reports["heldout_v10"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -161,7 +143,8 @@ def test_dev_figures(reports, capsys):
     # languages, job titles, devices and a participant's code are not names ("Til", "Mvh", "Tisztelt", "Program
     # Manager", "Samsung A54", "Participant P-2231"); the cities the ninth part left unlisted stay ("Milan", "Dubai")
     assert len(dev.false_redactions) <= 62, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 10)] == [97, 114, 120, 120, 120, 120, 120, 120, 120]
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 11)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -212,7 +195,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v8' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v9"}, ":2: field 'row': value error, a row of origin "
                                                          "'heldout_v9' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v10"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v10"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v10' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v11"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
