@@ -122,7 +122,10 @@ def test_dev_figures(reports, capsys):
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
     # ten: a lower-case word someone is told to ask or tell, before what about)
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
-    assert person_misses <= {("h2-028", "Little")}, person_misses
+    # and two lower-case names of the tenth part no cue reaches: "groetjes, sanne de vries uit utrecht" (h10-014) and
+    # "hey, marco bellini here" (h10-090)
+    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
+        person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -141,8 +144,11 @@ def test_dev_figures(reports, capsys):
     # openings, thanks and methods are not names ("Je", "Terima", "Дякую", "Ντροπή", "Bonferroni"); 25 on the ninth
     # part, 94 on dev with it, 62 with round eleven's 94 rows since openings and sign-off abbreviations of more
     # languages, job titles, devices and a participant's code are not names ("Til", "Mvh", "Tisztelt", "Program
-    # Manager", "Samsung A54", "Participant P-2231"); the cities the ninth part left unlisted stay ("Milan", "Dubai")
-    assert len(dev.false_redactions) <= 62, dev.false_redactions
+    # Manager", "Samsung A54", "Participant P-2231"); the cities the ninth part left unlisted stay ("Milan", "Dubai");
+    # 16 on the tenth part, 78 on dev with it, 61 with round thirteen's 74 rows since more pronouns, openings and nouns
+    # of other languages are not names ("We", "Det", "Les", "Chciałbym", "Sekunden"), nor a quoted study title
+    # ("Studie „Gesund Altern“") or a finding of the English model with letters of a script without case in it
+    assert len(dev.false_redactions) <= 61, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 11)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120]
 

@@ -346,6 +346,23 @@ ELEVENTH_ROUND_NOT_NAMES = [
     "Two things:\n- the legend overlaps\n- typos",
 ]
 
+# Thirteenth round: a name after a dash before its phone, before a street address, and names in scripts without letter
+# case next to their contact data or after a Hindi thanks. And nouns, pronouns, a quoted study title and Chinese next
+# to a Latin word that are not names.
+THIRTEENTH_ROUND_NAMES = [
+    ("Kab tak aayega? - Vikram Rao, 98123 45678", "Vikram Rao", "<PERSON_1>"),
+    ("Proszę o kopię danych. Jan Nowak, ul. Polna 4, 00-100 Warszawa", "Jan Nowak", "<PERSON_1>"),
+    ("확인 부탁드립니다. 연락처: 010-2345-6789, 이서연", "이서연", "<PERSON_1>"),
+    ("よろしくお願いします。 田中 花子 (hanako.t@example.jp)", "田中 花子", "<PERSON_1>"),
+    ("联系邮箱：li.na@example.cn 李娜 谢谢！", "李娜", "<PERSON_1>"),
+    ("कृपया जाँच करें। धन्यवाद, प्रिया शर्मा", "प्रिया शर्मा", "<PERSON_1>"),
+]
+THIRTEENTH_ROUND_NOT_NAMES = [
+    "Auskunft über die Daten aus der Studie „Gesund Altern“, bitte.",
+    "专业代写论文、SCI 快速发表",
+    "Seit der Sitzung habe ich Fragen zu den Sekunden.",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -363,7 +380,7 @@ ELEVENTH_ROUND_NOT_NAMES = [
     ("Adresa: Husova 221/9, 602 00 Brno", "Husova 221/9, 602 00 Brno", "<LOCATION_1>"),
     ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
-    *ELEVENTH_ROUND_NAMES,
+    *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -379,7 +396,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "Je voudrais le tableau 3. Terima kasih.",
     "Pokud jde o tabulku 2, součty nesedí.",
     "We used Bonferroni rather than Benjamini-Hochberg.",
-    *ELEVENTH_ROUND_NOT_NAMES,
+    *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)

@@ -383,8 +383,46 @@ ELEVENTH_ROUND_LOOK_ALIKES = [
 ]
 
 
+THIRTEENTH_ROUND_FAMILIES = [
+    ("I have reported the preprint on screen time to the university's research integrity office.", "escalate",
+     "legal"),
+    ("I've taken it to the ombudsman and they have opened a case.", "escalate", "legal"),
+    ("Mi sono rivolta al Difensore civico per il rimborso mai arrivato.", "escalate", "legal"),
+    ("Jag vill att ni raderar alla personuppgifter om mig enligt GDPR.", "escalate", "legal"),
+    ("Par de inútiles, la variable 'edad' está mal codificada. Vergüenza les debería dar.", "escalate", "harassment"),
+    ("fix it you brainless clowns, the export drops the last column every time", "escalate", "harassment"),
+    ("Son una panda de vagos y parásitos. Ojalá les cierren el chiringuito.", "reject", "harassment"),
+    ("Situs slot gacor terpercaya, daftar sekarang!", "reject", "spam"),
+    ("Looking for a reliable plumber, the boiler is leaking. Anyone got a number?", "reject", "off_topic"),
+    ("Ho già scritto le lettere per la mia famiglia, tra poco non ci sarò più.", "escalate", "safety"),
+    ("I'm going to inject all my insulin tonight, I've made up my mind.", "escalate", "safety"),
+    ("Ich habe schon Tabletten gesammelt und will mir wieder etwas antun.", "escalate", "safety"),
+    ("Jag orkar inte längre. Det här blir sista gången ni hör från mig.", "escalate", "safety"),
+    ("Ele disse que se eu continuar ele me mata.", "escalate", "safety"),
+    ("My partner hits our son when he drinks and last night he left marks.", "escalate", "safety"),
+    ("Sinds de sessie heb ik elke nacht paniekaanvallen.", "escalate", "safety"),
+    ("살아야 할 이유를 모르겠어요.", "escalate", "safety"),
+]
+
+
+THIRTEENTH_ROUND_LOOK_ALIKES = [
+    "Your report says the research integrity office trains new staff; which page has the schedule?",
+    "The chapter on the ombudsman's role in pension disputes cites the wrong year.",
+    "The study on parasites in river fish was great, figure 2 especially.",
+    "El botón de guardar no sirve para nada en el móvil: no guarda las respuestas.",
+    "Your study on online gambling adverts counts the free spins offers twice.",
+    "I'm a plumber and the survey's job list has no option for tradespeople.",
+    "Nehme ich alle Tabletten auf einmal oder über den Tag verteilt?",
+    "This is the last time you'll hear from me about the broken link, promise.",
+    "No le encuentro sentido a esta pregunta: ¿se refiere al último mes?",
+    "The EEG cap left marks on my forehead for an hour, is that normal?",
+    "Your paper on panic attacks after exams: table 2 has no units.",
+]
+
+
 @pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
-                                                          *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES])
+                                                          *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES,
+                                                          *THIRTEENTH_ROUND_FAMILIES])
 def test_each_rounds_families_decide(message, decision, flag):
     """The families each round widened on dev (the eighth round's, which also need a rule to decide, stand apart)."""
     result = govern(message)
@@ -393,7 +431,8 @@ def test_each_rounds_families_decide(message, decision, flag):
 
 
 @pytest.mark.parametrize("message", [*SEVENTH_ROUND_LOOK_ALIKES, *EIGHTH_ROUND_LOOK_ALIKES, *NINTH_ROUND_LOOK_ALIKES,
-                                     *TENTH_ROUND_LOOK_ALIKES, *ELEVENTH_ROUND_LOOK_ALIKES])
+                                     *TENTH_ROUND_LOOK_ALIKES, *ELEVENTH_ROUND_LOOK_ALIKES,
+                                     *THIRTEENTH_ROUND_LOOK_ALIKES])
 def test_each_rounds_look_alikes_fire_no_rule(message):
     """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
     signal alone may still escalate one: it never answers or rejects)."""

@@ -257,6 +257,9 @@ def analysis_view(text: str) -> str:
     return LONG_SYMBOL_RUN.sub(lambda run: " " * len(run.group()), text)
 
 
+QUOTE_MARKS = "„“”«»‚‘\""  # inside a finding: the title of a study or a tool, not a person
+
+
 class NameFilter:
     """Drops PERSON / LOCATION findings that cannot be a name: no letter at all (an emoji), a lower-case start
     that is not a particle ("deine Anweisungen") or a lower-case word inside that is not one ("Hinweise zur
@@ -278,11 +281,13 @@ class NameFilter:
         recognizer = recognizer_of(finding)
         if recognizer == PLACE_CUE_RECOGNIZER and any(ch.isdigit() for ch in value):
             return True  # a street address keeps its lower-case parts: "14 rue des Lilas", "2. th." (tenth round)
-        if recognizer == SPACY_RECOGNIZER and not any(ch.isupper() or ch.islower() for ch in letters):
+        if recognizer == SPACY_RECOGNIZER and not all(ch.isupper() or ch.islower() for ch in letters):
             # the English model cannot read a script without letter case (Hangul, Arabic, Han): it tags greetings
-            # and whole phrases there ("안녕하세요", "أستطيع التنفس"); such names come from the cue patterns
-            # (tenth round)
+            # and whole phrases there ("안녕하세요", "أستطيع التنفس"), also next to a Latin word ("专业代写论文、SCI",
+            # thirteenth round); such names come from the cue patterns (tenth round)
             return False
+        if recognizer == SPACY_RECOGNIZER and any(mark in value for mark in QUOTE_MARKS):
+            return False  # a quoted title, not a name: 'Studie „Gesund Altern' (thirteenth round)
         lower_case_cue = recognizer == LOWER_CASE_NAME_RECOGNIZER
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
