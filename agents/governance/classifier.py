@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parents[2] / ".cache" / "governance"  # GOVERNANCE_CACHE_DIR overrides
 PLACEHOLDER = regex.compile(r"<[A-Z_]+_\d+>|\[removed: [^\]]*\]")
-TRAINING_VERSION = 1  # bump when training_rows or build_pipeline change meaning: the cache key changes with it
+TRAINING_VERSION = 2  # bump when training_rows or build_pipeline change meaning: the cache key changes with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +65,24 @@ def training_rows(config: ClassifierConfig, guard: InjectionGuard,
     for case in load_governance_eval("dev"):
         if case.id in exclude:
             continue
-        label = config.eval_labels.get(case.category)
-        if case.category == "mixed" and case.safety:
-            label = config.eval_labels.get("safety")
+        label = eval_label(config, case)
         if label is not None:
             rows.append((blank_values(case.feedback, [p.value for p in case.pii]), label))
     return [(classifier_view(guard.neutralise(text)[0]), label) for text, label in rows]
+
+
+def eval_label(config: ClassifierConfig, case) -> str | None:
+    """A hand-written row's training label. A safety row is `safety` whatever its writer called the kind ("mixed",
+    "danger_at_home", "child_at_risk"); an answerable row of a kind the config does not list ("delay_complaint",
+    "methods_critique") is the answer label: each blind writer names kinds their own way, and a row left out for its
+    name teaches the classifier nothing (the tenth part's 19 answerable and 9 safety rows of new kinds were). Other
+    rows of an unlisted kind (a mixed conflict, an injection) stay out."""
+    if case.safety:
+        return config.eval_labels.get("safety")
+    label = config.eval_labels.get(case.category)
+    if label is None and case.expected_decision == "answer":
+        return config.answer_label
+    return label
 
 
 def blank_values(text: str, values: list[str]) -> str:
