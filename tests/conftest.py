@@ -1,30 +1,13 @@
 """Shared test fixtures. Importing `al_integration` first applies the product's offline defaults."""
 
 import json
-import os
 from pathlib import Path
 
-import pytest
-
-# Under `make test` (pytest-xdist, two workers) each worker shares the 2 cores with the other: torch's OpenMP
-# threads spin-wait, so a second thread per process only slows the tiny models down (see one_torch_thread).
-# Set before torch is imported here or in a test's subprocess, which inherit it.
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import al_integration  # noqa: F401
 from data import DATA_DIR, SPLITS
-
-
-def pytest_collection_modifyitems(items):
-    """`make test` runs `pytest -n 2 --dist loadgroup`: the end-to-end tests (marked slow) go one after another to
-    one worker, as each already uses both cores and they share one build of the tiny policy; every other module
-    goes whole to whichever worker is free, so its module fixtures are built once."""
-    for item in items:
-        group = "end-to-end" if item.get_closest_marker("slow") else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")
