@@ -471,6 +471,9 @@ class RewardScorer:
             return -1.0, (f"The reply repeats the feedback ({echo:.0%} of its phrases copied, {own_share:.0%} of the "
                           "reply's content words its own): respond to the points in your own words.")
         actions = [a for sentence in own for a in sentence.actions]
+        # "We'll look at the lesson 12 audio": a promised look at the feedback's own point is a commitment
+        actions += [f"look at {w}" for sentence in own for w in sentence.looked_at
+                    if stem(w, cfg.stem_chars) in fb.key_stems]
         if not actions:
             return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
                           "commit to something concrete about the points raised.")

@@ -564,11 +564,29 @@ class TestAcknowledgmentResponds:
         assert not any(w in PLAIN.lower() for w in ("limitation", "preliminary", "verify", "evidence"))
         assert result.total >= 0.3
 
-    def test_a_reply_that_commits_to_nothing_fails(self):
-        brush_off = ("Thank you for your message. We appreciate your perspective on the report and we value all "
-                     "feedback from our readers. We hope this is helpful.")
+    @pytest.mark.parametrize("brush_off", [
+        ("Thank you for your message. We appreciate your perspective on the report and we value all feedback from "
+         "our readers. We hope this is helpful."),
+        # a look at nothing in particular is no commitment (the look-at rule needs a gerund or the feedback's point)
+        "Thank you for your message. We will look at your comments and keep them in mind as we continue our work.",
+        "Thanks for writing in. We'll look at your points carefully and get back to you with our thoughts.",
+    ])
+    def test_a_reply_that_commits_to_nothing_fails(self, brush_off):
         result = score(brush_off, REPORT_FEEDBACK)
         assert result.components["acknowledgment"].score == -1.0 and result.total < 0
+
+    @pytest.mark.parametrize("look", [
+        # h7-16's plain reply: "We'll look at cutting it down before the next group starts, and at the lesson 12
+        # audio" (-0.22 before: "look" is no action, and what it looks at was not read)
+        ("Thanks, you're right on both counts, and that gap matters to readers. We'll look at adding a line on "
+         "refused requests for each quarter, and at rewriting the consent section so it lists last year's edits "
+         "plainly."),
+        ("Sorry, that's a fair catch. We'll look into a simple table of turned-down requests and at a dated list of "
+         "consent changes for the online version."),
+    ])
+    def test_a_promised_look_at_the_feedbacks_point_is_a_commitment(self, look):
+        result = score(look, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0
 
     def test_an_echo_is_below_zero(self):
         echo = ("You say the transparency report counts data requests but never says how many were refused, and "
