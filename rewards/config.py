@@ -139,6 +139,10 @@ class RoleConfig(_Strict):
     signature_words: int = Field(ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
+    group_greeting: str
+    collective_sender: str
+    misread_request: str
+    misread_generic: list[str]
 
 
 class GatesConfig(_Strict):

@@ -180,7 +180,8 @@ class RewardScorer:
         if not coherent:
             caps.append(self.config.coherence.cap)
         components["coherence"] = ComponentScore(1.0 if coherent else -1.0, 0.0, coherence_why)
-        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, parts["acknowledgment"][0] >= 0)
+        ack = parts["acknowledgment"][0]
+        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, ack >= 0, ack >= 1.0)
                              if words else (True, "Empty reply."))
         if not in_role:
             caps.append(self.config.role.cap)

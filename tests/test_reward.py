@@ -465,11 +465,40 @@ class TestRole:
         ("Thanks, we'll add the refused requests this month.\n\nBest regards,\nPERSON_1", "template"),
         ("Transparency reports are documents that list the requests an organisation receives. Refusal counts are "
          "useful because they show how often access is denied.", "article"),
+        # the sixth held-out part's off-target replies in the team's voice (h7-23, h7-09, h7-16, h7-06), >= 0 before
+        ("Dear parents, we are writing to let you know that the report will no longer list refused data requests. "
+         "Please return any consent forms to the school office.", "a letter to a group, not to the sender"),
+        ("Here is your message in clearer English: 'The transparency report counts data requests but never says how "
+         "many were refused.' Remember to capitalise the first word of each sentence.", "an English lesson"),
+        ("★★★★☆ A useful transparency report! The counts of data requests are clear, though the consent section is "
+         "vague. Recommended for journalists.", "a review"),
+        ("Great question about publishing annual budgets! Our report comes out every spring and covers staffing and "
+         "spending across the institute.", "answers a question the sender did not ask"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
         assert result.components["role"].score == -1.0, (why, result.components["role"].explanation)
         assert result.total <= -0.5
+
+    @pytest.mark.parametrize("reply, feedback", [
+        # the group is the sender: several students wrote, or the feedback names the group outside its greeting
+        ("Hi all, thanks for writing. You're right that the autograder should accept three decimals; we'll fix the "
+         "rounding rule this week and restore the marks it took.", "Hi, several of us in the MOOC lost marks because "
+         "the autograder only accepts 2 decimals but the instructions say 3."),
+        ("Dear parents, thank you for writing together. You're right that the letter came too late; we'll send the "
+         "next one a month ahead and explain what the tablets record.", "We, the parents of year 5, only heard about "
+         "the tracking software from our children. What does it record?"),
+        # what the sender asked about, in the feedback's words
+        ("Thanks for your interest in the refused requests. You're right that the report should count them; we'll "
+         "add the number to the next edition and explain the consent wording changes.", REPORT_FEEDBACK),
+        # an English word in a reply is no English lesson
+        ("Thanks, you're right. We'll rewrite the consent section in clearer English and add a count of refused "
+         "requests to the next report.", REPORT_FEEDBACK),
+    ])
+    def test_a_group_or_a_request_the_feedback_names_is_in_role(self, reply, feedback):
+        result = score(reply, feedback)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0
 
     def test_sender_placeholder_is_fine_as_salutation_but_not_as_signature(self):
         signed = "Thank you for the detailed report. Best regards, <PERSON_1>"
