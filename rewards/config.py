@@ -62,6 +62,8 @@ class OversellingConfig(_Strict):
     recent_times: str
     check_nouns: list[str]
     finding_verbs: list[str]
+    team_people: list[str]
+    confirmation_verbs: list[str]
     done_work_penalty: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)

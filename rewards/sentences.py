@@ -324,9 +324,18 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
                     found.append((verb.lower, f"our {t.lower} {verb.lower}"))  # "our first check suggests ..."
                 continue
             verbs = [verb, *_conjuncts(toks, verb)]
-            done = (verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and recent)
+            person = t.lower in reader.team_people  # "our data manager confirmed": a person of the team at work
+            # "we looked at your account", "we pulled the logs for your three probes": the sender's things, so done
+            # since the feedback arrived (the project's history is not about them)
+            done = (verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and (
+                recent or person or _on_the_senders(toks, verb)))
             said = f"{t.lower} {'have ' if aux & PERFECT else ''}"
-            found += [(v.lower, said + v.lower) for v in verbs if done and v.lower in reader.done_work]
+            found += [(v.lower, said + v.lower) for v in verbs if done and (
+                v.lower in reader.done_work or (person and v.lower in reader.confirmations))]
+        elif (t.dep == "nsubj" and verb.lower in reader.confirmations and t.lower not in SENDER
+              and not _yours(toks, t) and ((verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and recent))):
+            found.append((verb.lower, f"{t.lower} {'has ' if aux & PERFECT else ''}{verb.lower}"))  # "the editor
+            # has already confirmed", "the manufacturer confirmed this morning"
         elif t.dep == "nsubjpass" and verb.tag == "VBN":
             if (verb.lower in reader.done_work and ("been" in aux or (aux & {"was", "were"} and recent))
                     or verb.lower in reader.done_states):  # "the slip is attached", "a courier is booked"
@@ -342,6 +351,22 @@ def _conjuncts(toks: list[_Token], verb: _Token) -> list[_Token]:
 
 def _ours(toks: list[_Token], t: _Token) -> bool:
     return any(toks[c].dep == "poss" and toks[c].lower == "our" for c in t.children)
+
+
+def _on_the_senders(toks: list[_Token], verb: _Token) -> bool:
+    """The verb's object, or the object of one of its prepositions, is the sender's ("your account", "for your
+    probes", "at your daughter's account")."""
+    for c in verb.children:
+        child = toks[c]
+        if child.dep == "dobj" and _yours(toks, child):
+            return True
+        if child.dep == "prep" and any(toks[k].dep == "pobj" and _yours(toks, toks[k]) for k in child.children):
+            return True
+    return False
+
+
+def _yours(toks: list[_Token], t: _Token) -> bool:
+    return any(toks[c].dep == "poss" and toks[c].lower in ("your", "my") for c in t.children)
 
 
 def _negated_or_planned(toks: list[_Token], verb: _Token) -> bool:
@@ -483,6 +508,8 @@ class SentenceReader:
         self.recent = re.compile(claims.recent_times, re.IGNORECASE)
         self.check_nouns = frozenset(claims.check_nouns)
         self.finding_verbs = frozenset(claims.finding_verbs)
+        self.team_people = frozenset(claims.team_people)
+        self.confirmations = frozenset(claims.confirmation_verbs)
         self.when = re.compile(commitment_times, re.IGNORECASE)
         self.sentient = frozenset(cfg.sentient_verbs)
         self.agents = frozenset(cfg.agent_nouns)

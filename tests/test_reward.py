@@ -179,6 +179,11 @@ class TestOverselling:
         ("The broken link has been corrected, and the file was re-run last night.", 1),
         ("Our team found the cause this morning: the parser applies the offset twice.", 1),
         ("Good news: the collection slip is attached and a courier is booked.", 2),
+        # no work verb of the team's own: a person of the team at work, a confirmation, the sender's things (the sixth
+        # held-out part's invented replies)
+        ("Our data manager confirmed the refused requests were left out of the report.", 1),
+        ("Thanks. The manufacturer confirmed this morning that the consent wording changed.", 1),
+        ("We looked at your account and found the survey link had expired.", 2),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -196,6 +201,10 @@ class TestOverselling:
         # the project's history, which the team knew before the feedback (reader set h4-18, d28)
         "We added the byte-order mark in 0.12 because Excel users on Windows were getting garbled accents.",
         "The files were collected under a non-commercial licence.",
+        "Our data manager will confirm the refused requests next week.",
+        "As you confirmed, the consent wording changed last year.",
+        "We kept your name out of the report.",
+        "We'll look at your account and check whether the survey link expired.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
