@@ -38,9 +38,10 @@ def test_dev_agreement_and_signs(dev):
     assert dev.overall >= 0.95  # 0.997
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.95  # 216 of 226
+    assert dev.share_below_zero("off_target") >= 0.98  # 226 of 230 (218 before the round's group greeting,
+    # review, English-lesson and misread-request checks)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 0.9  # 55 of 60 (h7-*, the only dev messages with an invented reply)
+    assert dev.rate("invented") >= 0.92  # h7-* and four hand-written dev replies: 0.887 before the round, 0.930 now
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -63,9 +64,8 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
                 for r, res in zip(m.replies, rs, strict=True)
                 if r.kind in GENUINE_KINDS and not r.after_work and res.total < 0]
-    known = [("h7-16", "plain")]  # "We'll look at cutting it down ...": a commitment the reward does not read yet
-    assert len([f for f in failures if f[:2] not in known]) <= 2, failures
-    assert all("is not in the feedback" in why for i, k, why in failures if (i, k) not in known), failures
+    assert len(failures) <= 2, failures  # h7-16's plain passes since the look-at rule ("We'll look at cutting it")
+    assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -76,7 +76,7 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (131 of
     133): invented, but answers all the same."""
     lower, pairs = dev.after_work_below
-    assert pairs == 21 and lower >= 9
+    assert pairs == 25 and lower >= 11  # 21 until on-receipt plain replies joined d15 and d19 (both after-work)
     below, n = dev.below_zero["after_work"]
     assert n == 133 and below <= 2
 
