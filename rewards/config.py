@@ -62,6 +62,8 @@ class OversellingConfig(_Strict):
     recent_times: str
     check_nouns: list[str]
     finding_verbs: list[str]
+    team_people: list[str]
+    confirmation_verbs: list[str]
     done_work_penalty: float = Field(ge=0)
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)
@@ -139,6 +141,10 @@ class RoleConfig(_Strict):
     signature_words: int = Field(ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
+    group_greeting: str
+    collective_sender: str
+    misread_request: str
+    misread_generic: list[str]
 
 
 class GatesConfig(_Strict):

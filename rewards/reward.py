@@ -180,7 +180,8 @@ class RewardScorer:
         if not coherent:
             caps.append(self.config.coherence.cap)
         components["coherence"] = ComponentScore(1.0 if coherent else -1.0, 0.0, coherence_why)
-        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, parts["acknowledgment"][0] >= 0)
+        ack = parts["acknowledgment"][0]
+        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, ack >= 0, ack >= 1.0)
                              if words else (True, "Empty reply."))
         if not in_role:
             caps.append(self.config.role.cap)
@@ -471,6 +472,9 @@ class RewardScorer:
             return -1.0, (f"The reply repeats the feedback ({echo:.0%} of its phrases copied, {own_share:.0%} of the "
                           "reply's content words its own): respond to the points in your own words.")
         actions = [a for sentence in own for a in sentence.actions]
+        # "We'll look at the lesson 12 audio": a promised look at the feedback's own point is a commitment
+        actions += [f"look at {w}" for sentence in own for w in sentence.looked_at
+                    if stem(w, cfg.stem_chars) in fb.key_stems]
         if not actions:
             return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
                           "commit to something concrete about the points raised.")

@@ -50,6 +50,8 @@ class SenderFacts:
     team_nouns: frozenset[str]  # 5-letter stems of "your X" in the feedback: the team's things, to the sender
     signer: str | None  # the placeholder the feedback is signed with, if any
     stems: frozenset[str]  # 5-letter stems of the feedback's words
+    body_stems: frozenset[str] = frozenset()  # the same without the feedback's own greeting line ("Dear colleagues,")
+    collective: bool = False  # the sender speaks for several ("several of us")
 
 
 class RoleCheck:
@@ -70,6 +72,10 @@ class RoleCheck:
         self._work_nouns = frozenset(cfg.work_nouns)
         self._open_end = re.compile(cfg.open_end)
         self._named = frozenset(cfg.named_placeholders)
+        self._group_greeting = re.compile(cfg.group_greeting)
+        self._collective = re.compile(cfg.collective_sender)
+        self._misread = re.compile(cfg.misread_request)
+        self._not_misread = self._work_nouns | frozenset(cfg.misread_generic)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -78,14 +84,18 @@ class RoleCheck:
         tail = PLACEHOLDER.findall(feedback[-80:])
         signer = next((p for p in reversed(tail) if p.startswith("<PERSON")), None)
         links = frozenset(m.lower() for m in self._link.findall(feedback))
+        lines = feedback.strip().split("\n", 1)
+        body = lines[1] if len(lines) > 1 and self._greeting.match(lines[0].lower()) else feedback
         return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), links, team, signer,
-                           frozenset(stem(w, self.stem_chars) for w in words))
+                           frozenset(stem(w, self.stem_chars) for w in words),
+                           frozenset(stem(w, self.stem_chars) for w in WORD.findall(body.lower())),
+                           bool(self._collective.search(feedback.lower())))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
-              takes_up_points: bool = True) -> tuple[bool, str]:
+              takes_up_points: bool = True, covers_points: bool = True) -> tuple[bool, str]:
         """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse); `takes_up_points`:
-        the reply takes up at least half the feedback's terms it should (acknowledgment >= 0). Checks run cheapest
-        first; the first failure is the explanation."""
+        the reply takes up at least half the feedback's terms it should (acknowledgment >= 0); `covers_points`: all
+        it should (acknowledgment 1). Checks run cheapest first; the first failure is the explanation."""
         lower = reply.lower()
         if self._unfinished(reply):
             last = reply.strip().splitlines()[-1].strip()
@@ -122,6 +132,12 @@ class RoleCheck:
         if names:
             return False, (f"Invents a name ({names[0]!r}): the feedback is redacted, so address the sender by its "
                            "placeholder or not at all, and do not make up who you are.")
+        if group := self._greets_a_group(lower, facts):
+            return False, (f"Greets {group!r}, not the person who wrote: a letter to someone else. Reply to the "
+                           "sender.")
+        if not covers_points and (misread := self._misread_request(lower, facts)):
+            return False, (f"Says the sender asked about or wanted {misread!r}, which the feedback does not mention, "
+                           "and leaves out some of what it does say: a reply to another message.")
         team_work = [n for n in yours if n in self._work_nouns]
         reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
@@ -160,6 +176,24 @@ class RoleCheck:
         tail = SENTENCE_END.split(lines[-1])[-1]
         sign_off = self._sign_off.match(tail)  # then a signature and a role ("<PERSON_2>, Study Coordinator")
         return not (sign_off and len(tail[sign_off.end():].split()) <= self.cfg.signature_words + 2)
+
+    def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
+        """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""
+        m = self._group_greeting.match(lower)
+        if not m:
+            return ""
+        group = m.group().split()[-1]
+        if group in ("all", "everyone", "everybody", "folks"):
+            return "" if facts.collective else group
+        return "" if stem(group, self.stem_chars) in facts.body_stems else group
+
+    def _misread_request(self, lower: str, facts: SenderFacts) -> str:
+        """What the reply says the sender asked about or was interested in, when the feedback has no such word."""
+        for m in self._misread.finditer(lower):
+            word = m.group(1)
+            if word not in self._not_misread and stem(word, self.stem_chars) not in facts.stems:
+                return m.group().strip()
+        return ""
 
     def _byline(self, reply: str) -> re.Match | None:
         """ "by <PERSON_1>" in a short heading (the text up to the first colon or line break), not in a sentence

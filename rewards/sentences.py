@@ -57,6 +57,12 @@ PARSER_EXCLUDES = ["ner", "lemmatizer", "attribute_ruler", "senter"]  # the rewa
 # A completed verb after one of these is a condition or a plan, not a report ("once we have tested a correction").
 PLANNED = frozenset({"if", "once", "when", "whenever", "until", "till", "after", "before", "unless", "whether", "as"})
 PERFECT = frozenset({"have", "has", "had", "'ve", "'d"})
+# "We'll look at / into X": a promise to look at something, concrete when X is a gerund ("look at cutting it down")
+# or names the feedback's point ("look at the lesson 12 audio"), not when X is "your comments" or "it".
+LOOK = frozenset({"look", "looking"})
+LOOK_PREPOSITIONS = frozenset({"at", "into", "over"})
+LOOK_AUX = frozenset({"will", "'ll", "shall", "are", "'re", "am", "'m"})
+SENDER = frozenset({"you", "u"})  # a confirmation by the sender is what they said, not a check of the team's
 MODALS = frozenset({"will", "'ll", "would", "should", "could", "can", "may", "might", "must", "shall", "ca", "wo"})
 
 
@@ -74,6 +80,8 @@ class Sentence:
     objects: tuple[tuple[str, str, bool], ...]  # (noun, its verb, is it the passive agent) of each direct object
     # and passive agent: "boil the limitations" -> ("limitations", "boil", False), "reviewed by the limitations" ->
     # ("limitations", "reviewed", True)
+    looked_at: tuple[str, ...] = ()  # the words of what the team will look at or into ("we'll look at the lesson 12
+    # audio" -> lesson, 12, audio): a commitment when they name the feedback's point (the reward decides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +238,9 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
         if t.dep not in ("nsubj", "nsubjpass"):
             continue
         head = toks[t.head]
+        if head.lower in LOOK and t.dep == "nsubj":
+            found += [f"look {prep} {gerund} (gerund)" for prep, gerund, _ in _looked_at(toks, head, reader)
+                      if gerund]
         if head.lower in reader.non_actions or not head.tag.startswith("VB"):
             continue
         team = t.lower in ("we", "i") or _ours(toks, t)
@@ -248,6 +259,41 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
     if m := reader.when.search(text):
         found.append(f"{m.group().lower()} (when)")
     return found
+
+
+def _looked_at(toks: list[_Token], look: _Token, reader: "SentenceReader") -> list[tuple[str, str, list[str]]]:
+    """What a promised look is at: (preposition, a gerund or "", the words of the noun phrase) for each "at" /
+    "into" / "over" of "we will / are going to / are looking at ...", its conjuncts ("and at the audio") included.
+    Not a look that is done ("we looked at"), negated or planned."""
+    aux = {toks[c].lower for c in look.children if toks[c].dep == "aux"}
+    team = any(toks[c].dep == "nsubj" and toks[c].lower in ("we", "i") for c in look.children)
+    if not team or not aux & LOOK_AUX or _negated_or_planned(toks, look):
+        return []
+    found = []
+    preps = [toks[c] for c in look.children  # "at ..., and at ...": the parser hangs the second "at" either way
+             if toks[c].dep in ("prep", "conj") and toks[c].lower in LOOK_PREPOSITIONS]
+    preps += [toks[k] for p in preps for k in p.children
+              if toks[k].dep == "conj" and toks[k].lower in LOOK_PREPOSITIONS]
+    for prep in preps:
+        for c in prep.children:
+            obj = toks[c]
+            if obj.dep == "pcomp" and obj.tag == "VBG" and obj.lower not in reader.non_actions:
+                found.append((prep.lower, obj.lower, []))
+            elif obj.dep == "pobj" and obj.tag.startswith(("NN", "CD")):
+                found.append((prep.lower, "", [w.lower for w in _noun_phrase(toks, obj) if w.alpha or w.tag == "CD"]))
+    return found
+
+
+def _noun_phrase(toks: list[_Token], noun: _Token) -> list[_Token]:
+    """A noun with its modifiers, its conjuncts and what it is "of" ("a table of refused requests")."""
+    modifiers = ("compound", "amod", "nummod", "appos", "conj")
+    phrase = [noun, *(toks[k] for k in noun.children if toks[k].dep in modifiers)]
+    for k in noun.children:
+        if toks[k].dep == "prep" and toks[k].lower == "of":
+            for j in toks[k].children:
+                if toks[j].dep == "pobj":
+                    phrase += [toks[j], *(toks[i] for i in toks[j].children if toks[i].dep in modifiers)]
+    return phrase
 
 
 def _claims(toks: list[_Token], start: int, end: int, text: str,
@@ -278,9 +324,18 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
                     found.append((verb.lower, f"our {t.lower} {verb.lower}"))  # "our first check suggests ..."
                 continue
             verbs = [verb, *_conjuncts(toks, verb)]
-            done = (verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and recent)
+            person = t.lower in reader.team_people  # "our data manager confirmed": a person of the team at work
+            # "we looked at your account", "we pulled the logs for your three probes": the sender's things, so done
+            # since the feedback arrived (the project's history is not about them)
+            done = (verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and (
+                recent or person or _on_the_senders(toks, verb)))
             said = f"{t.lower} {'have ' if aux & PERFECT else ''}"
-            found += [(v.lower, said + v.lower) for v in verbs if done and v.lower in reader.done_work]
+            found += [(v.lower, said + v.lower) for v in verbs if done and (
+                v.lower in reader.done_work or (person and v.lower in reader.confirmations))]
+        elif (t.dep == "nsubj" and verb.lower in reader.confirmations and t.lower not in SENDER
+              and not _yours(toks, t) and ((verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and recent))):
+            found.append((verb.lower, f"{t.lower} {'has ' if aux & PERFECT else ''}{verb.lower}"))  # "the editor
+            # has already confirmed", "the manufacturer confirmed this morning"
         elif t.dep == "nsubjpass" and verb.tag == "VBN":
             if (verb.lower in reader.done_work and ("been" in aux or (aux & {"was", "were"} and recent))
                     or verb.lower in reader.done_states):  # "the slip is attached", "a courier is booked"
@@ -296,6 +351,22 @@ def _conjuncts(toks: list[_Token], verb: _Token) -> list[_Token]:
 
 def _ours(toks: list[_Token], t: _Token) -> bool:
     return any(toks[c].dep == "poss" and toks[c].lower == "our" for c in t.children)
+
+
+def _on_the_senders(toks: list[_Token], verb: _Token) -> bool:
+    """The verb's object, or the object of one of its prepositions, is the sender's ("your account", "for your
+    probes", "at your daughter's account")."""
+    for c in verb.children:
+        child = toks[c]
+        if child.dep == "dobj" and _yours(toks, child):
+            return True
+        if child.dep == "prep" and any(toks[k].dep == "pobj" and _yours(toks, toks[k]) for k in child.children):
+            return True
+    return False
+
+
+def _yours(toks: list[_Token], t: _Token) -> bool:
+    return any(toks[c].dep == "poss" and toks[c].lower in ("your", "my") for c in t.children)
 
 
 def _negated_or_planned(toks: list[_Token], verb: _Token) -> bool:
@@ -352,8 +423,11 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
             actions.append(f"{span[0].lower} (instruction)")
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
+    looked_at = tuple(w for t in span if t.lower in LOOK and t.tag.startswith("VB")
+                      for _, gerund, phrase in _looked_at(toks, t, reader) if not gerund for w in phrase)
     return Sentence(text, words, clause, label, tuple(_anomalies(toks, start, end, reader)), tuple(actions),
-                    tuple(_claims(toks, start, end, text, reader)), _general(toks, start, end), _objects(span, toks))
+                    tuple(_claims(toks, start, end, text, reader)), _general(toks, start, end), _objects(span, toks),
+                    looked_at)
 
 
 def _objects(span: list[_Token], toks: list[_Token]) -> tuple[tuple[str, str, bool], ...]:
@@ -434,6 +508,8 @@ class SentenceReader:
         self.recent = re.compile(claims.recent_times, re.IGNORECASE)
         self.check_nouns = frozenset(claims.check_nouns)
         self.finding_verbs = frozenset(claims.finding_verbs)
+        self.team_people = frozenset(claims.team_people)
+        self.confirmations = frozenset(claims.confirmation_verbs)
         self.when = re.compile(commitment_times, re.IGNORECASE)
         self.sentient = frozenset(cfg.sentient_verbs)
         self.agents = frozenset(cfg.agent_nouns)

@@ -179,6 +179,11 @@ class TestOverselling:
         ("The broken link has been corrected, and the file was re-run last night.", 1),
         ("Our team found the cause this morning: the parser applies the offset twice.", 1),
         ("Good news: the collection slip is attached and a courier is booked.", 2),
+        # no work verb of the team's own: a person of the team at work, a confirmation, the sender's things (the sixth
+        # held-out part's invented replies)
+        ("Our data manager confirmed the refused requests were left out of the report.", 1),
+        ("Thanks. The manufacturer confirmed this morning that the consent wording changed.", 1),
+        ("We looked at your account and found the survey link had expired.", 2),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -196,6 +201,10 @@ class TestOverselling:
         # the project's history, which the team knew before the feedback (reader set h4-18, d28)
         "We added the byte-order mark in 0.12 because Excel users on Windows were getting garbled accents.",
         "The files were collected under a non-commercial licence.",
+        "Our data manager will confirm the refused requests next week.",
+        "As you confirmed, the consent wording changed last year.",
+        "We kept your name out of the report.",
+        "We'll look at your account and check whether the survey link expired.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
@@ -465,11 +474,40 @@ class TestRole:
         ("Thanks, we'll add the refused requests this month.\n\nBest regards,\nPERSON_1", "template"),
         ("Transparency reports are documents that list the requests an organisation receives. Refusal counts are "
          "useful because they show how often access is denied.", "article"),
+        # the sixth held-out part's off-target replies in the team's voice (h7-23, h7-09, h7-16, h7-06), >= 0 before
+        ("Dear parents, we are writing to let you know that the report will no longer list refused data requests. "
+         "Please return any consent forms to the school office.", "a letter to a group, not to the sender"),
+        ("Here is your message in clearer English: 'The transparency report counts data requests but never says how "
+         "many were refused.' Remember to capitalise the first word of each sentence.", "an English lesson"),
+        ("★★★★☆ A useful transparency report! The counts of data requests are clear, though the consent section is "
+         "vague. Recommended for journalists.", "a review"),
+        ("Great question about publishing annual budgets! Our report comes out every spring and covers staffing and "
+         "spending across the institute.", "answers a question the sender did not ask"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
         assert result.components["role"].score == -1.0, (why, result.components["role"].explanation)
         assert result.total <= -0.5
+
+    @pytest.mark.parametrize("reply, feedback", [
+        # the group is the sender: several students wrote, or the feedback names the group outside its greeting
+        ("Hi all, thanks for writing. You're right that the autograder should accept three decimals; we'll fix the "
+         "rounding rule this week and restore the marks it took.", "Hi, several of us in the MOOC lost marks because "
+         "the autograder only accepts 2 decimals but the instructions say 3."),
+        ("Dear parents, thank you for writing together. You're right that the letter came too late; we'll send the "
+         "next one a month ahead and explain what the tablets record.", "We, the parents of year 5, only heard about "
+         "the tracking software from our children. What does it record?"),
+        # what the sender asked about, in the feedback's words
+        ("Thanks for your interest in the refused requests. You're right that the report should count them; we'll "
+         "add the number to the next edition and explain the consent wording changes.", REPORT_FEEDBACK),
+        # an English word in a reply is no English lesson
+        ("Thanks, you're right. We'll rewrite the consent section in clearer English and add a count of refused "
+         "requests to the next report.", REPORT_FEEDBACK),
+    ])
+    def test_a_group_or_a_request_the_feedback_names_is_in_role(self, reply, feedback):
+        result = score(reply, feedback)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0
 
     def test_sender_placeholder_is_fine_as_salutation_but_not_as_signature(self):
         signed = "Thank you for the detailed report. Best regards, <PERSON_1>"
@@ -564,11 +602,29 @@ class TestAcknowledgmentResponds:
         assert not any(w in PLAIN.lower() for w in ("limitation", "preliminary", "verify", "evidence"))
         assert result.total >= 0.3
 
-    def test_a_reply_that_commits_to_nothing_fails(self):
-        brush_off = ("Thank you for your message. We appreciate your perspective on the report and we value all "
-                     "feedback from our readers. We hope this is helpful.")
+    @pytest.mark.parametrize("brush_off", [
+        ("Thank you for your message. We appreciate your perspective on the report and we value all feedback from "
+         "our readers. We hope this is helpful."),
+        # a look at nothing in particular is no commitment (the look-at rule needs a gerund or the feedback's point)
+        "Thank you for your message. We will look at your comments and keep them in mind as we continue our work.",
+        "Thanks for writing in. We'll look at your points carefully and get back to you with our thoughts.",
+    ])
+    def test_a_reply_that_commits_to_nothing_fails(self, brush_off):
         result = score(brush_off, REPORT_FEEDBACK)
         assert result.components["acknowledgment"].score == -1.0 and result.total < 0
+
+    @pytest.mark.parametrize("look", [
+        # h7-16's plain reply: "We'll look at cutting it down before the next group starts, and at the lesson 12
+        # audio" (-0.22 before: "look" is no action, and what it looks at was not read)
+        ("Thanks, you're right on both counts, and that gap matters to readers. We'll look at adding a line on "
+         "refused requests for each quarter, and at rewriting the consent section so it lists last year's edits "
+         "plainly."),
+        ("Sorry, that's a fair catch. We'll look into a simple table of turned-down requests and at a dated list of "
+         "consent changes for the online version."),
+    ])
+    def test_a_promised_look_at_the_feedbacks_point_is_a_commitment(self, look):
+        result = score(look, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0
 
     def test_an_echo_is_below_zero(self):
         echo = ("You say the transparency report counts data requests but never says how many were refused, and "

@@ -1,9 +1,9 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the first four held-out parts, h01-h24, h3-*, h4-* and h5-*, are dev now: they
-were read and tuned against); the held-out part was written blind and read once before the round's changes, which were
-then made for what that reading showed. Its floors are at the second reading, and the targets it still misses are a
-strict xfail (docs/reward.md has both readings and every held-out disagreement).
+Dev is what the reward was tuned on (the six held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-* and h7-*,
+are dev now: they were read and tuned against). A held-out part is written blind and read once before the round's
+changes; between two parts (the last retired, the next not added yet) there is none and its test skips
+(docs/reward.md has every reading).
 """
 
 import pytest
@@ -38,8 +38,10 @@ def test_dev_agreement_and_signs(dev):
     assert dev.overall >= 0.95  # 0.997
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.95  # 161 of 166
-    assert min(dev.rate(k) for k in dev.pairs) >= 0.95
+    assert dev.share_below_zero("off_target") >= 0.98  # 226 of 230 (218 before the round's group greeting,
+    # review, English-lesson and misread-request checks)
+    assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
+    assert dev.rate("invented") >= 0.92  # h7-* and four hand-written dev replies: 0.887 before the round, 0.930 now
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -62,7 +64,7 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
                 for r, res in zip(m.replies, rs, strict=True)
                 if r.kind in GENUINE_KINDS and not r.after_work and res.total < 0]
-    assert len(failures) <= 2, failures
+    assert len(failures) <= 2, failures  # h7-16's plain passes since the look-at rule ("We'll look at cutting it")
     assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
@@ -74,30 +76,21 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (131 of
     133): invented, but answers all the same."""
     lower, pairs = dev.after_work_below
-    assert pairs == 21 and lower >= 9
+    assert pairs == 25 and lower >= 11  # 21 until on-receipt plain replies joined d15 and d19 (both after-work)
     below, n = dev.below_zero["after_work"]
     assert n == 133 and below <= 2
 
 
+NO_HELDOUT = "no held-out rows: the sixth part (h7-*) is retired into dev, the seventh (h8-*) not added yet"
+
+
 def test_heldout_agreement_and_signs():
-    """The sixth held-out part (h7-*, written blind, with `invented` replies: in role, specific, and reporting work
-    nobody could have done yet). Its first reading, before any change made for it: agreement 0.983, genuine above
-    invented 0.917 (55 of 60; the reward before the done-work check: 47 of 60), careful above salad 30/30, careful
-    >= 0 30/30, plain 28/30 (h7-16, h7-30), salad < 0 30/30, off-target < 0 26/30 (h7-06, h7-09, h7-16, h7-23),
-    placeholder < 0 30/30. Floors at its second reading (docs/reward.md): it is no longer blind, and the next
-    round retires it."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The sixth
+    (h7-*, the first with `invented` replies) was read twice and is dev now (`heldout_v6`); its first reading was
+    0.983, its second 0.986 (docs/reward.md). Until the seventh (h8-*) is added there is nothing to score; the
+    next part's first reading sets the floors here."""
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.985  # 0.986
-    assert heldout.rate("invented") >= 0.9  # 55 of 60
+    assert heldout.overall >= 0.95
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") <= 1 / 30
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 26 / 30
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the held-out part: plain h7-16 (a "
-                                       "commitment to 'look at' cutting the survey), off-target h7-06, h7-09, "
-                                       "h7-16, h7-23 >= 0")
-def test_heldout_meets_every_sign_target():
-    heldout = agreement("heldout")
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
