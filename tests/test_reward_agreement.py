@@ -81,16 +81,33 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     assert n == 133 and below <= 2
 
 
-NO_HELDOUT = "no held-out rows: the sixth part (h7-*) is retired into dev, the seventh (h8-*) not added yet"
+NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The sixth
-    (h7-*, the first with `invented` replies) was read twice and is dev now (`heldout_v6`); its first reading was
-    0.983, its second 0.986 (docs/reward.md). Until the seventh (h8-*) is added there is nothing to score; the
-    next part's first reading sets the floors here."""
+    """The held-out part: the seventh (h8-*), written blind (asked for in-role off-target replies and inventions
+    without a verb of work) and read once, before any change made for it. Its first reading: agreement 0.957,
+    genuine above invented 0.917 (55 of 60), careful above salad 29/30 (h8-21), careful >= 0 28/30 (h8-02: the
+    coherence gate reads a reply that takes up a reviewer's points in their words as stitched; h8-21: the
+    feedback's own percentages counted as uncited statistics), plain >= 0 29/30 (h8-01), salad < 0 30/30,
+    off-target < 0 21/30, placeholder < 0 30/30, invented < 0 8/30. Floors at that reading (docs/reward.md)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
-    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.overall >= 0.955  # 0.957
+    assert heldout.rate("invented") >= 0.9  # 55 of 60
+    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 21 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the seventh held-out part: careful h8-02, "
+                                       "h8-21 and plain h8-01 < 0, careful h8-21 not above its salad, 9 off-target "
+                                       "replies >= 0")
+def test_heldout_meets_every_sign_target():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
