@@ -21,7 +21,7 @@ from al_integration.mubit_loop import CreditReport
 from training.algorithm import TrainState
 from training.checkpoint import checkpoint_interval, latest_checkpoint, save_checkpoint
 from training.config import load_run_config
-from training.outputs import ValResult, write_report
+from training.outputs import ValResult, paired_gain_interval, write_report
 from training.rollouts import RolloutResult
 from training.run_dir import LOCK_NAME, RunDirError, claim_run_dir
 from training.train_feedback import _summary, _write_outputs, app
@@ -193,6 +193,28 @@ def test_an_interrupted_run_before_any_later_validation_has_no_gain():
     assert finished["val_reward_gain"] == pytest.approx(0.2) and finished["comparable"] is True
 
 
+def answered_val(step: int, rewards: list[float]) -> ValResult:
+    results = [RolloutResult(f"ro-{step}-{i}", f"t{i}", "val", "succeeded", decision="answer", reward=r, reply="ok")
+               for i, r in enumerate(rewards)]
+    return ValResult(step, sum(rewards) / len(rewards), {}, len(rewards), {}, results)
+
+
+def test_the_gain_comes_with_a_paired_interval_over_the_val_tasks():
+    before = answered_val(0, [0.1, 0.5, -0.2, 0.8, 0.4, 0.0])
+    assert paired_gain_interval(before, answered_val(20, [0.3, 0.7, 0.0, 1.0, 0.6, 0.2])) == [0.2, 0.2]
+    mixed = answered_val(20, [0.9, -0.5, 0.6, 0.7, 0.1, 0.5])  # mean gain +0.05 from -0.9 ... +0.8
+    low, high = paired_gain_interval(before, mixed)
+    assert low < 0 < 0.05 < high
+    assert paired_gain_interval(before, answered_val(20, [0.3])) is None  # one paired task: no interval
+    credit = CreditReport("embedded", {}, 24, 0)
+    records = [{"step": 0, "split": "val", "reward": before.reward_mean},
+               {"step": 20, "split": "val", "reward": mixed.reward_mean}]
+    summary = summary_of(records, TrainState(val=[before, mixed], last_step=20, rollouts=8), credit)
+    assert summary["val_reward_gain_ci95"] == [low, high]
+    resumed = summary_of(records, TrainState(val=[mixed], last_step=20, rollouts=8), credit)  # first val not here
+    assert resumed["val_reward_gain_ci95"] is None
+
+
 def test_a_run_without_its_memory_says_so_in_the_summary_report_and_last_log_line(tmp_path):
     outage = CreditReport("embedded", {"recall": 3, "record_outcome": 2}, 24, 0, rollouts_without_memory=4)
     state = TrainState(val=[val(0, 0.3), val(2, 0.1)], last_step=2, rollouts=8)
@@ -205,11 +227,15 @@ def test_a_run_without_its_memory_says_so_in_the_summary_report_and_last_log_lin
     lines: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: lines.append(record.getMessage())
-    logging.getLogger("training").addHandler(handler)
+    training_log = logging.getLogger("training")
+    level = training_log.level
+    training_log.addHandler(handler)
+    training_log.setLevel(logging.INFO)  # as the CLI sets it: run on its own, the test must not rely on another
     try:
         _write_outputs(tmp_path, records, SimpleNamespace(state=state), summary)
     finally:
-        logging.getLogger("training").removeHandler(handler)
+        training_log.removeHandler(handler)
+        training_log.setLevel(level)
     assert json.loads((tmp_path / "summary.json").read_text())["warning"] == summary["warning"]
     report = (tmp_path / "report.md").read_text().splitlines()
     assert report[2].startswith(f"> **Warning:** {expected}")  # right under the title

@@ -11,7 +11,9 @@ Each key and what a healthy run shows: docs/training.md.
 import json
 import logging
 import os
+import random
 import sqlite3
+import statistics
 import sys
 from contextlib import closing
 from dataclasses import dataclass
@@ -71,6 +73,28 @@ class ValResult:
     answered: int
     decisions: dict[str, int]
     results: list[RolloutResult]
+
+
+def paired_gain_interval(before: ValResult, after: ValResult, *, resamples: int = 2000,
+                         seed: int = 0) -> list[float] | None:
+    """95% bootstrap interval of the mean val-reward gain, paired by task (each task's reply after minus before).
+
+    Why: 16-32 val tasks with a reward std of ~0.4 give a mean that moves by +-0.1 between two validations of
+    nearly the same policy, so a gain means little without its interval. None with fewer than 2 paired tasks."""
+    def by_task(val: ValResult) -> dict[str, list[float]]:
+        rewards: dict[str, list[float]] = {}
+        for r in val.results:
+            if r.answered and r.reward is not None:
+                rewards.setdefault(r.task_id, []).append(r.reward)
+        return rewards
+
+    first, last = by_task(before), by_task(after)
+    gains = [statistics.fmean(last[t]) - statistics.fmean(first[t]) for t in sorted(first.keys() & last.keys())]
+    if len(gains) < 2:
+        return None
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(gains, k=len(gains))) for _ in range(resamples))
+    return [round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples) - 1], 4)]
 
 
 def summarize_rewards(results: list[RolloutResult]) -> tuple[float, float, dict[str, float]]:

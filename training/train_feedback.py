@@ -643,6 +643,7 @@ def _summary(cfg: RunConfig, records: list[dict], algo, credit, ctx, fsdp: bool,
         "val_reward_before": before,
         "val_reward_after": after,
         "val_reward_gain": after - before if after is not None and before is not None else None,
+        "val_reward_gain_ci95": _gain_interval(algo.state.val, val_records, cfg.seed),
         "steps": algo.state.last_step,
         "wall_seconds": round(wall_seconds, 1),
         "rollouts": sum(r.get("rollouts", 0) for r in records if r.get("split") == "train"),
@@ -658,6 +659,16 @@ def _summary(cfg: RunConfig, records: list[dict], algo, credit, ctx, fsdp: bool,
         "sharding": None if ctx is None else ("fsdp" if fsdp else "ddp"),
     }
     return summary
+
+
+def _gain_interval(vals: list, val_records: list[dict], seed: int) -> list[float] | None:
+    """The gain's 95% interval over the val tasks, when this process ran both the first and the last validation
+    (a resumed run did not run the first)."""
+    from training.outputs import paired_gain_interval
+
+    if len(vals) < 2 or len(val_records) < 2 or vals[0].step != val_records[0].get("step"):
+        return None
+    return paired_gain_interval(vals[0], vals[-1], seed=seed)
 
 
 def _write_outputs(run_dir: Path, records: list[dict], algo, summary: dict) -> None:
