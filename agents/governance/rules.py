@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import regex
 
 from agents.governance.config import InjectionConfig, RuleConfig
+from agents.governance.literals import LiteralIndex, required_literals
 
 FLAGS = regex.IGNORECASE | regex.VERSION0
 SENTENCE_MARKS = ".!?\n。！？"  # the full stops of Chinese and Japanese end a sentence with no space after them
@@ -22,14 +23,16 @@ READS_CASE = regex.compile(r"\p{Lu}|\(\?[a-zA-Z]*-[a-zA-Z]*i")  # a capital lett
 
 class RuleText:
     """A message as the rules read it: the text, and its lower case when that has the same offsets (almost always;
-    "İ" lower-cases to two characters)."""
+    "İ" lower-cases to two characters), and which of the rules' required literals the lower case holds (None: not
+    known, every pattern is searched)."""
 
-    __slots__ = ("text", "lower")
+    __slots__ = ("text", "lower", "present")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, literals: LiteralIndex | None = None):
         self.text = text
         lower = text.lower()
         self.lower = lower if len(lower) == len(text) else None
+        self.present = literals.present(self.lower) if literals is not None and self.lower is not None else None
 
 
 @dataclass(frozen=True)
@@ -41,20 +44,27 @@ class RulePattern:
 
     plain: regex.Pattern
     folded: regex.Pattern | None
+    literals: frozenset[str] | None = None  # of `folded`: a lower-cased text without any of them cannot match
 
     @classmethod
     def compile(cls, pattern: str) -> RulePattern:
         reads_case = READS_CASE.search(ESCAPE.sub("", pattern)) is not None
-        return cls(regex.compile(pattern, FLAGS), None if reads_case else regex.compile(pattern, regex.VERSION0))
+        if reads_case:
+            return cls(regex.compile(pattern, FLAGS), None)
+        return cls(regex.compile(pattern, FLAGS), regex.compile(pattern, regex.VERSION0), required_literals(pattern))
+
+    def hopeless(self, text: RuleText) -> bool:
+        """Whether the lower-cased text lacks every literal the folded pattern needs (so it cannot match there)."""
+        return self.literals is not None and text.present is not None and self.literals.isdisjoint(text.present)
 
     def search(self, text: RuleText) -> regex.Match | None:
         if self.folded is not None and text.lower is not None:
-            return self.folded.search(text.lower)
+            return None if self.hopeless(text) else self.folded.search(text.lower)
         return self.plain.search(text.text)
 
     def finditer(self, text: RuleText) -> Iterable[regex.Match]:
         if self.folded is not None and text.lower is not None:
-            return self.folded.finditer(text.lower)
+            return () if self.hopeless(text) else self.folded.finditer(text.lower)
         return self.plain.finditer(text.text)
 
 
@@ -73,6 +83,9 @@ class CompiledRule:
             tuple(RulePattern.compile(p) for p in config.none_of),
             tuple(tuple(RulePattern.compile(p) for p in group) for group in config.all_of),
         )
+
+    def patterns(self) -> tuple[RulePattern, ...]:
+        return (*self.any_of, *self.none_of, *(p for group in self.all_of for p in group))
 
     def fires(self, text: RuleText, n_words: int) -> bool:
         """`any_of` first: most rules do not fire on a message, so their `none_of` and `all_of` are never searched."""
@@ -108,10 +121,13 @@ class FiredRule:
 class ComplianceRules:
     def __init__(self, rules: list[RuleConfig]):
         self.rules = [CompiledRule.compile(rule) for rule in rules]
+        self.literals = LiteralIndex({literal for rule in self.rules for pattern in rule.patterns()
+                                      for literal in pattern.literals or ()})
 
     def evaluate(self, text: str) -> list[FiredRule]:
-        """The rules that fire on this text, in config order, with where their patterns matched."""
-        n_words, view = len(text.split()), RuleText(text)
+        """The rules that fire on this text, in config order, with where their patterns matched. A pattern whose
+        required literals are all absent from the text is not searched (agents/governance/literals.py)."""
+        n_words, view = len(text.split()), RuleText(text, self.literals)
         return [FiredRule(rule.config, tuple(rule.spans(view))) for rule in self.rules if rule.fires(view, n_words)]
 
 
