@@ -1,6 +1,6 @@
-"""The rules' literal prefilter (agents/governance/literals.py): a pattern is skipped only on a text that it cannot
-match, so no rule's verdict or evidence changes. Checked on the reader's own cases and, for every pattern of the
-config, on a fifth of the dev split's texts and every message of the rules' test tables."""
+"""The literal prefilter (agents/governance/literals.py): the rules and the prompt-injection guard skip a pattern
+only on a text it cannot match, so no verdict, evidence or rewrite changes. Checked on the reader's own cases and,
+for every pattern of the config, on an eighth of the dev split's texts and every message of the rules' test tables."""
 
 import inspect
 
@@ -8,8 +8,8 @@ import pytest
 
 import tests.test_governance_rules as rule_tests
 from agents.governance import get_engine
-from agents.governance.literals import LiteralIndex, required_literals
-from agents.governance.rules import RuleText
+from agents.governance.literals import LiteralIndex, caseless_ascii_literals, required_literals
+from agents.governance.rules import InjectionGuard, RuleText
 from data.governance_eval import load_governance_eval
 
 
@@ -37,6 +37,19 @@ def test_required_literals(pattern, literals):
     assert (None if found is None else set(found)) == literals
 
 
+@pytest.mark.parametrize(("pattern", "literals"), [
+    (r"\bDAN\b|jailbreak", {"dan", "jailbreak"}),  # matched with IGNORECASE: the lower case of an ASCII text
+    ("(代写|SCI润色)", set()),  # no ASCII text can match
+    ("Grüße|hello", {"hello"}),
+    ("\u212aelvin|\u017ftop", {"kelvin", "stop"}),  # the Kelvin sign and the long s match "k" and "s"
+    ("straße", None),  # "ß" folds to two characters: not read
+    (r"(?-i:\bDAN\b)|x", None),
+])
+def test_caseless_ascii_literals(pattern, literals):
+    found = caseless_ascii_literals(pattern)
+    assert (None if found is None else set(found)) == literals
+
+
 def test_literal_index_finds_exactly_the_literals_a_text_holds():
     literals = {"a", "my", "sue", "kill my", "killer", "the end"}
     index = LiteralIndex(literals)
@@ -54,23 +67,29 @@ def table_messages() -> list[str]:
 
 
 def test_the_prefilter_never_skips_a_pattern_that_matches():
-    rules = get_engine().rules
+    engine = get_engine()
+    rules, guard = engine.rules, engine.injection
     patterns = [p for rule in rules.rules for p in rule.patterns()]
     # the config's patterns are nearly all read: a pattern without literals is always searched (slower, still right)
-    readable = [p for p in patterns if p.folded is not None]
-    assert sum(p.literals is not None for p in readable) >= 0.95 * len(readable)
-    # every fifth dev text (all of them take ~4 s; the whole split was compared before and after the change, see
+    assert sum(p.literals is not None or p.caseless is not None for p in patterns) >= 0.95 * len(patterns)
+    assert sum(found is not None for found in guard.caseless) >= 0.9 * len(guard.patterns)
+    # every eighth dev text (all of them take ~5 s; the whole split was compared before and after the change, see
     # docs/governance.md "Round fourteen") and every message of the rules' tables
-    texts = [case.feedback for case in load_governance_eval(split="dev")[::5]] + table_messages()
-    assert len(texts) > 650
+    texts = [case.feedback for case in load_governance_eval(split="dev")[::8]] + table_messages()
+    assert len(texts) > 550 and sum(t.isascii() for t in texts) > 300
     skipped = 0
     for text in texts:
-        view = RuleText(text, rules.literals)
+        view, unfiltered = RuleText(text, rules.literals), RuleText(text)
         for pattern in patterns:
             if pattern.hopeless(view):
                 skipped += 1
-                assert pattern.folded.search(view.lower) is None, (pattern.folded.pattern[:80], text)
-    assert skipped > 0.8 * len(texts) * len(patterns)  # most searches are skipped
+                assert pattern.search(unfiltered) is None, (pattern.plain.pattern[:80], text)
+        searched = guard.searched(text)
+        for pattern in guard.patterns:
+            if pattern not in searched:
+                skipped += 1
+                assert pattern.search(text) is None, (pattern.pattern[:80], text)
+    assert skipped > 0.8 * len(texts) * (len(patterns) + len(guard.patterns))  # most searches are skipped
 
 
 def test_rule_verdicts_and_evidence_are_the_same_with_and_without_the_prefilter():
@@ -82,3 +101,13 @@ def test_rule_verdicts_and_evidence_are_the_same_with_and_without_the_prefilter(
             assert rule.fires(filtered, n_words) == fires, (rule.config.name, text)
             if fires:
                 assert rule.spans(filtered) == rule.spans(plain), (rule.config.name, text)
+
+
+def test_the_injection_guard_rewrites_the_same_with_and_without_the_prefilter():
+    guard = get_engine().injection
+    unfiltered = InjectionGuard(guard.config)
+    unfiltered.caseless = [None] * len(unfiltered.patterns)
+    texts = table_messages()
+    assert sum(guard.neutralise(text)[1] for text in texts) > 5
+    for text in texts:
+        assert guard.neutralise(text) == unfiltered.neutralise(text), text

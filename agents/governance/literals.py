@@ -13,7 +13,10 @@ Inline flags, atomic groups, fuzzy matching, octal escapes and the like make it 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from itertools import product
+
+import regex
 
 MAX_SET = 32  # strings in one exact set (a product of parts); beyond it, a part counts as "any string"
 MAX_LITERALS = 512  # strings in the literal set of an alternation (the branches' literals together)
@@ -284,6 +287,38 @@ def shortest(literals: frozenset[str]) -> frozenset[str]:
         if not any(k in literal for k in kept):
             kept.append(literal)
     return frozenset(kept)
+
+
+def caseless_ascii_literals(pattern: str) -> frozenset[str] | None:
+    """For a pattern matched with IGNORECASE on the text as it is: lower-case ASCII strings one of which the lower case
+    of an ASCII text holds wherever the pattern matches it (empty: it matches no ASCII text); None when none are
+    known. Each character's case variants are asked of `regex` itself; one without an ASCII variant cannot be in an
+    ASCII text; one whose case folding takes several characters makes it give up."""
+    found = required_literals(pattern)
+    if found is None:
+        return None
+    forms = set()
+    for literal in found:
+        form = []
+        for ch in literal:
+            if len(ch.casefold()) != 1:
+                return None
+            variants = ascii_variants(ch)
+            if not variants:
+                break  # this literal is never in an ASCII text
+            if len({v.lower() for v in variants}) != 1:
+                return None
+            form.append(variants[0].lower())
+        else:
+            forms.add("".join(form))
+    return shortest(frozenset(forms))
+
+
+@cache
+def ascii_variants(ch: str) -> tuple[str, ...]:
+    """The ASCII characters that `ch` matches with IGNORECASE (VERSION0, as the rules compile)."""
+    pattern = regex.compile(regex.escape(ch), regex.IGNORECASE | regex.VERSION0)
+    return tuple(a for a in map(chr, range(128)) if pattern.fullmatch(a))
 
 
 class LiteralIndex:
