@@ -230,7 +230,7 @@ class Reader:
 
     def char_class(self) -> Part:
         """A set of single characters when the class is a plain list of them, else any character. Only its end
-        must be found exactly: '[', ']' first, escapes and ranges are read; sets inside sets make it give up."""
+        must be found exactly: escapes and ranges are read; '[' inside or ']' first make it give up."""
         chars: set[str] = set()
         plain = True
         if self.peek() == "^":
@@ -242,7 +242,9 @@ class Reader:
             if ch == "":
                 raise Unreadable("unclosed character class")
             self.i += 1
-            if ch == "]" and not first:
+            if ch == "]":
+                if first:
+                    raise Unreadable("']' first in a character class")  # a literal ']' or an empty set: not read
                 break
             first = False
             if ch == "[":
