@@ -55,15 +55,15 @@ def test_eval_writes_store_mubit_summary_and_no_pii(tmp_path, assert_no_raw_pii)
     out = tmp_path / "eval"
     # The converted SmolLM2 itself: its 4-minute warm start is tested on a tiny model (tests/test_warm_start.py).
     model = ensure_pretrained_policy()
-    summary = cli("eval", "--model", str(model), "--split", "val", "--limit", "16", "--output-dir", str(out))
-    assert summary["split"] == "val" and summary["n"] == 16
+    summary = cli("eval", "--model", str(model), "--split", "val", "--limit", "8", "--output-dir", str(out))
+    assert summary["split"] == "val" and summary["n"] == 8
     assert set(summary["reward_by_component"]) >= {"length", "tone", "integrity", "overselling", "acknowledgment"}
     assert (out / "report.md").read_text().startswith("# Evaluation on val")
     rollouts = store_rollouts(out / "store.db")
-    assert len(rollouts) == 16
+    assert len(rollouts) == 8
     assert all(r["status"] == "succeeded" and r["final_reward"] is not None for r in rollouts)
     llm_spans = [s for r in rollouts for s in r["spans"] if s["name"] == "openai.chat.completion"]
-    assert len(llm_spans) == 16
+    assert len(llm_spans) == 8
     assert all(s["attributes"].get("prompt_token_ids") and s["attributes"].get("response_token_ids")
                for s in llm_spans)
     assert credited_outcomes(out / "mubit.db") > 0

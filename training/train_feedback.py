@@ -298,7 +298,8 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
                                                retry_condition=["timeout", "unresponsive"])
             algo = EvalAlgorithm(tasks, llm_resource(policy.endpoint, policy.model_name, sampling), mode,
                                  rollout_config, on_progress=lambda done, total: progress.step(done, total, "rollouts"))
-            _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, cfg.rollouts.n_runners)
+            # No more runner processes than tasks: each one loads the governance stage and the reward.
+            _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, min(cfg.rollouts.n_runners, len(tasks)))
         progress.close()
         report = loop.report()
     results = algo.results
