@@ -29,6 +29,8 @@ WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # a replacement character, or a run of consonants standing as a word ("ck", "lst").
 MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b")
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
+# "100%" is an absolute ("100% reliable"), never a figure quoted from the feedback: it stays a claim.
+ABSOLUTE_STATISTIC = "100%"
 CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)")  # a settled check and its verdict must share a sentence or clause
 # The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
 KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
@@ -63,6 +65,7 @@ class FeedbackAnalysis:
     sender: SenderFacts  # what the role check needs: placeholders, links, the team's things, the signer
     praises: bool  # positive, or with a word of praise: thanks for kind words can answer it
     verbs: frozenset[str]  # the first three letters of the feedback's verbs in the past: what the sender says was done
+    statistics: frozenset[str] = frozenset()  # the feedback's own statistics ("108%", "31%"), quoted back in a reply
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -96,6 +99,11 @@ def _stutter(words: Sequence[str], longest: int) -> str:
             if words[i : i + n] == words[i + n : i + 2 * n] == words[i + 2 * n : i + 3 * n]:
                 return " ".join(words[i : i + n])
     return ""
+
+
+def _statistic(found: str) -> str:
+    """A statistic as written, without its spaces ("31 %" -> "31%"), to meet the same figure in the feedback."""
+    return found.replace(" ", "")
 
 
 def _clamp(x: float) -> float:
@@ -163,7 +171,7 @@ class RewardScorer:
             "length": self._length(words),
             "tone": self._tone(response, lower, fb),
             "integrity": self._integrity_score(lower, len(words), own, fb),
-            "overselling": self._overselling(lower, self._done_work(reading, fb)),
+            "overselling": self._overselling(lower, self._done_work(reading, fb), fb.statistics),
             "acknowledgment": self._acknowledgment(words, own, own_share, fb),
         }
         weights = self.config.weights
@@ -260,7 +268,9 @@ class RewardScorer:
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
                                 self._role.sender_facts(feedback, words, read),
                                 sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
-                                frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")))
+                                frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")),
+                                frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
+                                - {ABSOLUTE_STATISTIC})
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -425,7 +435,11 @@ class RewardScorer:
         deleted is the invention). Three letters, so that "sent" meets "send", "fixed" "fix"."""
         return [said for sentence in reading.sentences for verb, said in sentence.claims if verb[:3] not in fb.verbs]
 
-    def _overselling(self, lower: str, done_work: list[str]) -> tuple[float, str]:
+    def _overselling(self, lower: str, done_work: list[str],
+                     quoted: frozenset[str] = frozenset()) -> tuple[float, str]:
+        """Hype, settled checks, dismissals, invented work and uncited statistics. `quoted`: the feedback's own
+        statistics; one of them quoted back ("a bar totalling 108% can't be correct") is the sender's figure, not a
+        claim of the reply."""
         cfg = self.config.overselling
         hype = [h for h in self._hype.findall(lower) if h not in self._ordinary]
         claimed = self._claimed.findall(lower)
@@ -436,6 +450,8 @@ class RewardScorer:
         dismissed = self._dismissal.findall(lower)
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
+            if _statistic(m.group()) in quoted:
+                continue
             near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]
             window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
             if self._claim.search(near) and not self._citation.search(window):

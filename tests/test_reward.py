@@ -240,6 +240,18 @@ class TestOverselling:
         assert comp("The model is 99% accurate.")["overselling"] < 1.0
         assert comp("95% of users agreed (n=412, see Table 2 of the report).")["overselling"] == 1.0
 
+    def test_the_senders_own_figures_quoted_back_are_no_claim(self):
+        """h8-21's careful reply (-1.00 before): "a stacked bar totalling 108% can't be correct, and the 31% versus 39%
+        ... needs explaining" quotes the analyst's own figures; a statistic the feedback has is the sender's."""
+        feedback = ("The stacked bar chart on p.14 adds up to 108%. The table on p.15 gives the private rental share "
+                    "as 31% against 39% in the chart. Which is correct? The table sums to 100%.")
+        quoted = ("You're right that a chart totalling 108% can't be correct, and the 31% versus 39% difference "
+                  "needs explaining.")
+        assert comp(quoted, feedback)["overselling"] == 1.0
+        assert comp("Our estimates are 95% accurate, so the chart is correct.", feedback)["overselling"] < 1.0
+        # "100%" is an absolute, not a figure, even where the feedback has it ("the table sums to 100%")
+        assert comp("Our numbers are 100% reliable.", feedback)["overselling"] < 1.0
+
 
 class TestAcknowledgment:
     def test_specific_beats_generic(self):

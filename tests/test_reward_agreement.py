@@ -35,8 +35,8 @@ def dev(dev_scored):
 
 def test_dev_agreement_and_signs(dev):
     assert dev.overall >= 0.95  # 0.997
-    # the careful reply above keyword salad on every message but h8-21's (its own figures read as uncited statistics)
-    assert dev.by_genuine["careful", "salad"] == (179, 180)
+    assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
+    # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
     assert dev.share_below_zero("off_target") >= 0.95  # 247 of 260: 226 of 230, and h8's 21 of 30
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
@@ -64,9 +64,9 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
                 for r, res in zip(m.replies, rs, strict=True)
                 if r.kind in GENUINE_KINDS and not r.after_work and res.total < 0]
     # the seventh held-out part's first reading (dev since): h8-01's plain (its terms matched word for word, "we don't
-    # know" a general caveat), h8-02's careful (a reviewer's own terms read as stitched), h8-21's careful (the
-    # feedback's own percentages read as uncited statistics)
-    known = [("h8-01", "plain"), ("h8-02", "careful"), ("h8-21", "careful")]
+    # know" a general caveat), h8-02's careful (a reviewer's own terms read as stitched); h8-21's careful passes since
+    # the feedback's own figures are no uncited statistics
+    known = [("h8-01", "plain"), ("h8-02", "careful")]
     assert len([f for f in failures if f[:2] not in known]) <= 2, failures
     assert all("is not in the feedback" in why for i, k, why in failures if (i, k) not in known), failures
 
@@ -100,8 +100,7 @@ def test_heldout_agreement_and_signs():
 
 
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
-                                       "targets: careful h8-02, h8-21 and plain h8-01 < 0, careful h8-21 not above "
-                                       "its salad, 9 off-target replies >= 0")
+                                       "targets: careful h8-02 and plain h8-01 < 0, 9 off-target replies >= 0")
 def test_the_seventh_part_meets_every_sign_target(dev_scored):
     messages, results = dev_scored
     h8 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v7"
