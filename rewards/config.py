@@ -118,6 +118,7 @@ class CoherenceConfig(_Strict):
     sentient_verbs: list[str]
     agent_nouns: list[str]
     stitched_own_share: float = Field(ge=0, le=1)
+    stitched_break_ratio: float = Field(ge=0)
     cap: float = Field(ge=-1, le=1)
     function_words: list[str]
 

@@ -325,7 +325,13 @@ class RewardScorer:
         anomalies = reading.anomalies
         if len(anomalies) > max(cfg.max_anomalies, cfg.max_anomaly_share * len(reading.sentences)):
             problems.append(f"broken grammar ({'; '.join(anomalies[:2])})")
-        if own_share < cfg.stitched_own_share and (anomalies or reading.repeated_openings or reading.fragment_share):
+        # the share of sentences where the parse breaks: with no other sign, the reply is stitched only if it is at
+        # least `stitched_break_ratio` x its own share (a slip in one of six long sentences that take up a reviewer's
+        # terms is the parser's)
+        broken = sum(bool(s.anomalies) for s in reading.sentences) / max(1, len(reading.sentences))
+        stitched_signs = (reading.repeated_openings or reading.fragment_share
+                          or (anomalies and broken >= cfg.stitched_break_ratio * own_share))
+        if own_share < cfg.stitched_own_share and stitched_signs:
             problems.append(f"stitched from the feedback's words ({own_share:.0%} of its content words are its own)")
         if problems:
             return False, (f"Not coherent: {'; '.join(problems)}. Write whole sentences; the total is capped at "

@@ -404,6 +404,23 @@ class TestCoherence:
             "exploratory. We will re-run the models and co-sign the note."], [])
         assert reading.anomalies == []
 
+    def test_a_reply_that_takes_up_a_reviewers_terms_in_whole_sentences_is_not_stitched(self):
+        """h8-02's careful reply (-0.55 before): six long sentences answering a journal reviewer in the review's own
+        terms (39% of its content words its own) and one parser slip ("since an interval that excludes its own point
+        estimate signals ...": "since" read as a preposition, "signals" without a subject). A slip in one sentence of
+        six is the parser's; in one of three, with fewer words of its own, the reply is stitched (h15's salad,
+        below)."""
+        from data.reader_set import load_reader_set
+
+        message = next(m for m in load_reader_set("dev") if m.id == "h8-02")
+        careful = next(r.text for r in message.replies if r.kind == "careful")
+        result = score(careful, message.feedback)
+        assert len(default_scorer()._reader.read_with_feedbacks([careful], [])[0][0].anomalies) == 1
+        assert result.components["coherence"].score == 1.0, result.components["coherence"].explanation
+        assert result.total >= 0.5
+        salad = next(r.text for r in message.replies if r.kind == "salad")
+        assert score(salad, message.feedback).components["coherence"].score == -1.0
+
     def test_a_phrase_said_three_times_in_a_row_is_a_loop_however_short(self):
         """The third 20-step run's fb-0091: four "Northern Lights:" in a 49-word reply, 10% of its 4-grams, under
         the share the loop check allows."""
