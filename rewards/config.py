@@ -37,6 +37,7 @@ class ToneConfig(_Strict):
 
 class IntegrityConfig(_Strict):
     markers: list[str]
+    on_receipt_admissions: list[str]
     evasive_phrases: list[str]
     framed_nouns: list[str]
     framing_verbs: list[str]

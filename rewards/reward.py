@@ -66,6 +66,7 @@ class FeedbackAnalysis:
     praises: bool  # positive, or with a word of praise: thanks for kind words can answer it
     verbs: frozenset[str]  # the first three letters of the feedback's verbs in the past: what the sender says was done
     statistics: frozenset[str] = frozenset()  # the feedback's own statistics ("108%", "31%"), quoted back in a reply
+    qualifiers: tuple[frozenset[str], ...] = ()  # per key term, the stems of the participles that qualify it
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -122,6 +123,7 @@ class RewardScorer:
         self._praise_thanks = _lexicon(config.tone.praise_thanks, whole_words=True)
         self._praise = _lexicon(config.tone.praise_words, whole_words=True)
         self._integrity = _lexicon(config.integrity.markers)
+        self._on_receipt = frozenset(config.integrity.on_receipt_admissions)
         self._framed_nouns = tuple(config.integrity.framed_nouns)
         self._framing_verbs = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_verbs)
         self._framing_agents = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_agents)
@@ -263,14 +265,21 @@ class RewardScorer:
             if len(word) < ack.min_word_chars and not any(ch.isdigit() for ch in word):
                 continue
             terms.setdefault(stem(word, ack.stem_chars), (0 if tag.startswith(("NN", "CD")) else 1, word))
-        ranked = sorted(terms.items(), key=lambda kv: kv[1][0])[: ack.max_key_terms]  # stable: keeps the order
+        ranked = sorted(terms.items(), key=lambda kv: kv[1][0])  # stable: keeps the order
+        # ... and every number or identifier it quotes, wherever it stands ("2.3.9", "2.4.x", "table 3"): the most
+        # specific thing a reply can take up, and a long message's later ones would be past the limit
+        ranked = ranked[: ack.max_key_terms] + [kv for kv in ranked[ack.max_key_terms :] if DIGIT.search(kv[1][1])]
+        qualifiers: dict[str, set[str]] = {}
+        for head, participle in read.qualified:
+            qualifiers.setdefault(stem(head, ack.stem_chars), set()).add(stem(participle, ack.stem_chars))
         return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
                                 self._role.sender_facts(feedback, words, read),
                                 sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
                                 frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")),
                                 frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
-                                - {ABSOLUTE_STATISTIC})
+                                - {ABSOLUTE_STATISTIC},
+                                tuple(frozenset(qualifiers.get(key, ())) for key, _ in ranked))
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -408,6 +417,8 @@ class RewardScorer:
             # The point may be named in this sentence or in the one before ("... the offset. We will verify it.")
             if found and any(stem(w, self._stem) in fb.key_stems for w in (*previous, *sentence.words)):
                 specific.update(found)
+            else:  # "We haven't looked into it yet, so we don't know the cause": on receipt, about this case
+                specific.update(f for f in found if f in self._on_receipt)
             previous = sentence.words
         boilerplate = sorted({*(h for h in hits if h not in specific), *self._evasive.findall(lower)})
         if not specific:
@@ -501,7 +512,8 @@ class RewardScorer:
             return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
                           "commit to something concrete about the points raised.")
         said = {stem(w, cfg.stem_chars) for sentence in own for w in sentence.words}
-        covered = [s for s in fb.key_stems if s in said]
+        covered = [s for s, q in zip(fb.key_stems, fb.qualifiers or [frozenset()] * len(fb.key_stems), strict=True)
+                   if s in said or q & said]
         # Full credit for half of the key terms, or for `full_credit_terms` of them on a long feedback.
         needed = min(cfg.full_credit_coverage * len(fb.key_stems), cfg.full_credit_terms)
         coverage = len(covered) / needed

@@ -542,13 +542,20 @@ class FeedbackTerms:
     words: tuple[tuple[str, str], ...]  # (lower-cased word, tag) of every word-like token
     yours: frozenset[str]  # head nouns the sender calls "your ...": the team's things ("your heart study" -> study)
     mine: frozenset[str]  # head nouns the sender calls "my ..." or "our ...": the sender's things
+    # a participle that qualifies a noun ("gzipped input" -> ("input", "gzipped")): a reply that names the same thing
+    # another way ("a gzipped file") takes it up
+    qualified: tuple[tuple[str, str], ...] = ()
 
 
 def _feedback_terms(doc: Doc) -> FeedbackTerms:
     toks = _tokens(doc)
     words = tuple((t.lower, t.tag) for t in toks if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
     owned: dict[str, set[str]] = {"your": set(), "my": set(), "our": set()}
+    qualified = []
     for t in toks:
         if t.dep == "poss" and t.lower in owned and toks[t.head].tag.startswith("NN"):
             owned[t.lower].add(toks[t.head].lower)
-    return FeedbackTerms(words, frozenset(owned["your"]), frozenset(owned["my"] | owned["our"]))
+        elif (t.dep == "amod" and t.alpha and t.lower.endswith("ed") and t.tag in ("JJ", "VBN")
+              and toks[t.head].tag.startswith("NN")):
+            qualified.append((toks[t.head].lower, t.lower))
+    return FeedbackTerms(words, frozenset(owned["your"]), frozenset(owned["my"] | owned["our"]), tuple(qualified))

@@ -591,6 +591,14 @@ class TestIntegrityInContext:
     def test_admissions_are_integrity_without_stock_words(self):
         assert comp("You're right, and we should have said how small the survey sample was.")["integrity"] > 0
 
+    def test_not_knowing_yet_is_honest_on_receipt_where_a_general_caveat_is_not(self):
+        """h8-01's plain reply: "We haven't looked into it yet, so we don't know the cause." names none of the
+        feedback's terms, and counted as a general caveat (-0.6); on receipt it is the honest state of things."""
+        assert comp("Thanks for the report. We haven't looked into it yet, so we don't know the cause. We'll reply "
+                    "by Friday.")["integrity"] > 0
+        assert comp("Thanks for the report. There is always some uncertainty at this stage about what may be "
+                    "involved. We'll reply by Friday.")["integrity"] < 0
+
     def test_an_integrity_noun_earns_only_as_a_caveat_not_as_the_prop_of_a_nonsense_verb(self):
         """h5-20's salad: "the units will transparently boil the limitations". The same noun stated, weighed or as
         the doer of what a caveat does earns; as the object or the doer of anything else it is boilerplate."""
@@ -603,6 +611,28 @@ class TestIntegrityInContext:
 
 
 class TestAcknowledgmentResponds:
+    def test_a_long_technical_messages_versions_and_qualified_things_are_points_to_take_up(self):
+        """h8-01's plain reply took up 0 of 14 key terms (-0.24): the first 14 were the bug report's environment line
+        and command ("seqtrim", "2.4.1", "python", "ubuntu", "in.fq.gz", ...), so "2.3.9" and "2.4.x", later in the
+        message, were no terms, and "a large gzipped file" did not meet "gzipped input". A number or identifier the
+        feedback quotes is a term wherever it stands; a participle that qualifies one of its nouns takes the noun
+        up."""
+        feedback = ("seqtrim 2.4.1 (pip), python 3.11.6, ubuntu 22.04. `seqtrim run --adapters auto in.fq.gz` dies on "
+                    "gzipped input with >2^31 reads: OverflowError: signed integer is greater than maximum "
+                    "(reader.py:212). 2.3.9 works on same file. workaround: decompress first. pls advise if 2.4.x "
+                    "will be patched or if we should pin.")
+        analysis = default_scorer().analyze_feedback(feedback)
+        assert {"2.3.9", "2.4.x"} <= set(analysis.key_words)
+        plain = ("Thanks for the clear report and the traceback. We haven't looked into it yet, so we don't know the "
+                 "cause. For now, pinning to 2.3.9 or decompressing first is the safe choice. We'll try to reproduce "
+                 "this with a large gzipped file and reply here by Friday, including whether a 2.4.x fix is planned.")
+        result = score(plain, feedback)
+        assert "Takes up 3 of 16" in result.components["acknowledgment"].explanation  # 2.3.9, 2.4.x, gzipped input
+        assert result.total >= 0.5
+        hedge = ("Thank you for getting in touch. Software behaviour can depend on many factors, and there are "
+                 "inherent limitations in any tool when handling very large inputs. We appreciate your patience.")
+        assert score(hedge, feedback).total < 0
+
     def test_a_stack_trace_is_the_machines_words_not_points_to_take_up(self):
         """h5-01: the key terms of a bug report were its traceback's ("traceback", "call", "file", "line", "88"),
         so a plain reply about the real point took up none of them. Versions meet with and without a "v"."""

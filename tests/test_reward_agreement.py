@@ -63,12 +63,11 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
                 for r, res in zip(m.replies, rs, strict=True)
                 if r.kind in GENUINE_KINDS and not r.after_work and res.total < 0]
-    # the seventh held-out part's first reading (dev since): h8-01's plain (its terms matched word for word, "we don't
-    # know" a general caveat); h8-21's careful passes since the feedback's own figures are no uncited statistics,
-    # h8-02's since a reviewer's terms in whole sentences are not stitched
-    known = [("h8-01", "plain")]
-    assert len([f for f in failures if f[:2] not in known]) <= 2, failures
-    assert all("is not in the feedback" in why for i, k, why in failures if (i, k) not in known), failures
+    # the seventh held-out part's three (dev since) pass since round nine: h8-21's careful (the feedback's own figures
+    # are no uncited statistics), h8-02's (a reviewer's terms in whole sentences are not stitched), h8-01's plain (its
+    # versions and "a gzipped file" take up the bug report; "we don't know the cause" is honest on receipt)
+    assert len(failures) <= 2, failures
+    assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -100,7 +99,7 @@ def test_heldout_agreement_and_signs():
 
 
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
-                                       "targets: plain h8-01 < 0, 9 off-target replies >= 0")
+                                       "targets: 9 off-target replies >= 0")
 def test_the_seventh_part_meets_every_sign_target(dev_scored):
     messages, results = dev_scored
     h8 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v7"
