@@ -147,6 +147,7 @@ class RoleConfig(_Strict):
     collective_sender: str
     misread_request: str
     misread_generic: list[str]
+    promotion: list[str]
 
 
 class GatesConfig(_Strict):

@@ -512,6 +512,17 @@ class TestRole:
          "vague. Recommended for journalists.", "a review"),
         ("Great question about publishing annual budgets! Our report comes out every spring and covers staffing and "
          "spending across the institute.", "answers a question the sender did not ask"),
+        # the seventh held-out part's in-role off-target replies (h8-21, h8-28, h8-14, h8-08, h8-02), >= 0 before
+        ("Thank you for your interest in our transparency work! You may also find our companion report on open data "
+         "useful; we're also hosting a webinar next month, and we'd be glad to see you there.", "a newsletter"),
+        ("Thanks for writing about the report! We're now recruiting for a follow-up study on consent, and you can sign "
+         "up through our participant pool.", "recruitment for another study"),
+        ("Thank you for following the transparency report! We're pleased to share that its first results were "
+         "presented at a national conference this spring.", "news of the team's own"),
+        ("Thank you so much for your kind message about the report! We're delighted you enjoyed the launch event, and "
+         "we'll send some photos shortly.", "enjoyment of an event the sender never mentioned"),
+        ("Dear reader, we are delighted that you found our sampling design so convincing, and we will give it even "
+         "more room in the next transparency report.", "praise the sender never gave"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -537,6 +548,28 @@ class TestRole:
         result = score(reply, feedback)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0
+
+    def test_an_unasked_question_named_in_words_the_sender_never_used_fails_however_much_else_is_taken_up(self):
+        """h8-11's off-target reply took up the teacher's terms in full (acknowledgment 1.0) and answered "your
+        question about the end-of-study certificates", a question nobody asked (+0.80 before)."""
+        reply = ("Thanks! To answer your question about the end-of-study certificates: every student who finishes "
+                 "gets one. The report will list refused data requests, and the consent section will say what was "
+                 "reworded; we'll update both this month.")
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score == 1.0
+        assert result.components["role"].score == -1.0 and result.total < 0
+        # one word of it the sender's own ("your question about the refused requests") is no misreading
+        assert score(reply.replace("end-of-study certificates", "refused requests"), REPORT_FEEDBACK).total > 0.5
+
+    @pytest.mark.parametrize("reply", [
+        "Thanks for your interest in the refused requests. " + PLAIN,  # the sender's words
+        PLAIN + " If you'd like a copy of next year's report, tell us and we'll post it to you.",  # help, no advert
+        PLAIN + " We'd be glad to see your own notes on the consent section.",
+    ])
+    def test_the_senders_own_subject_or_a_helpful_offer_is_no_newsletter(self, reply):
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
 
     def test_sender_placeholder_is_fine_as_salutation_but_not_as_signature(self):
         signed = "Thank you for the detailed report. Best regards, <PERSON_1>"

@@ -38,7 +38,8 @@ def test_dev_agreement_and_signs(dev):
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.95  # 247 of 260: 226 of 230, and h8's 21 of 30
+    assert dev.share_below_zero("off_target") >= 0.99  # 258 of 260 (247 before round nine's newsletter and misread
+    # checks; h19's partnership offer written as the start-up and h8-22's thanks for kind words nobody wrote still >= 0)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
     assert dev.rate("invented") >= 0.92  # h7-*, h8-* and four hand-written dev replies: 0.924
 
@@ -99,7 +100,8 @@ def test_heldout_agreement_and_signs():
 
 
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
-                                       "targets: 9 off-target replies >= 0")
+                                       "targets: h8-22's off-target reply >= 0 (thanks for kind words the "
+                                       "sender never wrote, about the survey they did name)")
 def test_the_seventh_part_meets_every_sign_target(dev_scored):
     messages, results = dev_scored
     h8 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v7"
