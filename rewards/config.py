@@ -61,6 +61,7 @@ class OversellingConfig(_Strict):
     done_work_verbs: list[str]
     done_states: list[str]
     recent_times: str
+    recent_past: str
     check_nouns: list[str]
     finding_verbs: list[str]
     team_people: list[str]
@@ -69,6 +70,7 @@ class OversellingConfig(_Strict):
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)
     claim_words: list[str]
+    reference_numbers: str
     claim_window_chars: int = Field(ge=0)
     citation_markers: list[str]
     citation_window_chars: int = Field(ge=0)

@@ -31,6 +31,7 @@ MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
 # "100%" is an absolute ("100% reliable"), never a figure quoted from the feedback: it stays a claim.
 ABSOLUTE_STATISTIC = "100%"
+IDENTIFIER = re.compile(r"[a-z0-9]*\d[a-z0-9]*(?:[-/][a-z0-9]+)*")
 CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)")  # a settled check and its verdict must share a sentence or clause
 # The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
 KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
@@ -67,6 +68,7 @@ class FeedbackAnalysis:
     verbs: frozenset[str]  # the first three letters of the feedback's verbs in the past: what the sender says was done
     statistics: frozenset[str] = frozenset()  # the feedback's own statistics ("108%", "31%"), quoted back in a reply
     qualifiers: tuple[frozenset[str], ...] = ()  # per key term, the stems of the participles that qualify it
+    identifiers: frozenset[str] = frozenset()  # its words with a digit, lower-cased ("vr-0412"): the sender's own
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -138,6 +140,7 @@ class RewardScorer:
         self._dismissal = _lexicon(config.overselling.dismissals, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
+        self._reference = re.compile(config.overselling.reference_numbers)
         self._pii = PiiPatterns(config.privacy)
         ack = config.acknowledgment
         self._stem = ack.stem_chars
@@ -173,7 +176,8 @@ class RewardScorer:
             "length": self._length(words),
             "tone": self._tone(response, lower, fb),
             "integrity": self._integrity_score(lower, len(words), own, fb),
-            "overselling": self._overselling(lower, self._done_work(reading, fb), fb.statistics),
+            "overselling": self._overselling(lower, self._done_work(reading, fb) + self._references(lower, fb),
+                                             fb.statistics),
             "acknowledgment": self._acknowledgment(words, own, own_share, fb),
         }
         weights = self.config.weights
@@ -279,7 +283,8 @@ class RewardScorer:
                                 frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")),
                                 frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
                                 - {ABSOLUTE_STATISTIC},
-                                tuple(frozenset(qualifiers.get(key, ())) for key, _ in ranked))
+                                tuple(frozenset(qualifiers.get(key, ())) for key, _ in ranked),
+                                frozenset(IDENTIFIER.findall(feedback.lower())))
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -451,6 +456,14 @@ class RewardScorer:
         wrong form" takes up "you sent me the wrong form" (not "please delete my recordings": saying they were
         deleted is the invention). Three letters, so that "sent" meets "send", "fixed" "fix"."""
         return [said for sentence in reading.sentences for verb, said in sentence.claims if verb[:3] not in fb.verbs]
+
+    def _references(self, lower: str, fb: FeedbackAnalysis) -> list[str]:
+        """Reference numbers given to the sender's case ("your deletion reference is OH-2021-0457"): opened since the
+        feedback arrived, so invented on receipt; not one the feedback has (the sender's participant number)."""
+        if not DIGIT.search(lower):
+            return []
+        return [m.group() for m in self._reference.finditer(lower)
+                if len(m.group(1)) >= 3 and DIGIT.search(m.group(1)) and m.group(1) not in fb.identifiers]
 
     def _overselling(self, lower: str, done_work: list[str],
                      quoted: frozenset[str] = frozenset()) -> tuple[float, str]:

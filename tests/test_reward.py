@@ -184,6 +184,16 @@ class TestOverselling:
         ("Our data manager confirmed the refused requests were left out of the report.", 1),
         ("Thanks. The manufacturer confirmed this morning that the consent wording changed.", 1),
         ("We looked at your account and found the survey link had expired.", 2),
+        # without a verb of work (the seventh held-out part's invented replies): anything reported as happened at a
+        # time that can only be past, anything the team has done "already", a reference opened for the sender's case
+        ("A corrected version of the survey went live at noon today.", 1),
+        ("The steering group met this morning and agreed that the sample can stay.", 1),
+        ("We've already ordered you a replacement consent form.", 1),
+        ("The school's safeguarding lead has already been told of your concern.", 1),
+        ("Your deletion reference is DR-2024-118.", 1),
+        ("The repair is logged under claim FS-0931, and PR #318 is merged.", 2),
+        # a clause after a semicolon is not under the negation of the next one (reader set d18, h8-19)
+        ("Our study coordinator checked your record; missing a round does not drop anyone.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -205,6 +215,11 @@ class TestOverselling:
         "As you confirmed, the consent wording changed last year.",
         "We kept your name out of the report.",
         "We'll look at your account and check whether the survey link expired.",
+        # the sender's own reference, what was said before, a description, what is done already in general
+        "Thanks for giving your participant number, VR-0412; we'll find your answers with it.",
+        "Last Tuesday's survey was the one-minute reading check we give every child.",
+        "You sent it yesterday, and we will reply by Friday.",
+        "Pupils who already receive free meals are left out of the estimate.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
