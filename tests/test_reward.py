@@ -538,6 +538,8 @@ class TestRole:
          "we'll send some photos shortly.", "enjoyment of an event the sender never mentioned"),
         ("Dear reader, we are delighted that you found our sampling design so convincing, and we will give it even "
          "more room in the next transparency report.", "praise the sender never gave"),
+        ("Dear reader, we are delighted that you found the launch webinar so engaging, and we will post more "
+         "recordings of it on the transparency report page.", "praise of something the sender never named"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)

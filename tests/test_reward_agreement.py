@@ -38,9 +38,9 @@ def test_dev_agreement_and_signs(dev):
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.98  # 259 of 263 (247 of 260 before round nine's newsletter and
-    # misread checks; h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote, d49's
-    # case for cycle lanes to a journalist asking which figure is right and d51's praise the reviewer never gave >= 0)
+    assert dev.share_below_zero("off_target") >= 0.98  # 260 of 263 (247 of 260 before round nine's newsletter and
+    # misread checks; h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote and
+    # d49's case for cycle lanes to a journalist asking which figure is right still >= 0)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
     assert dev.rate("invented") >= 0.96  # h7-*, h8-*, d49-d51 and four hand-written dev replies: 0.924 before round
     # nine's checks of inventions without a verb of work (a recent past time, "already", a reference number), 0.964 now
