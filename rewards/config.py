@@ -37,6 +37,7 @@ class ToneConfig(_Strict):
 
 class IntegrityConfig(_Strict):
     markers: list[str]
+    on_receipt_admissions: list[str]
     evasive_phrases: list[str]
     framed_nouns: list[str]
     framing_verbs: list[str]
@@ -60,6 +61,7 @@ class OversellingConfig(_Strict):
     done_work_verbs: list[str]
     done_states: list[str]
     recent_times: str
+    recent_past: str
     check_nouns: list[str]
     finding_verbs: list[str]
     team_people: list[str]
@@ -68,6 +70,7 @@ class OversellingConfig(_Strict):
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)
     claim_words: list[str]
+    reference_numbers: str
     claim_window_chars: int = Field(ge=0)
     citation_markers: list[str]
     citation_window_chars: int = Field(ge=0)
@@ -118,6 +121,7 @@ class CoherenceConfig(_Strict):
     sentient_verbs: list[str]
     agent_nouns: list[str]
     stitched_own_share: float = Field(ge=0, le=1)
+    stitched_break_ratio: float = Field(ge=0)
     cap: float = Field(ge=-1, le=1)
     function_words: list[str]
 
@@ -145,6 +149,7 @@ class RoleConfig(_Strict):
     collective_sender: str
     misread_request: str
     misread_generic: list[str]
+    promotion: list[str]
 
 
 class GatesConfig(_Strict):

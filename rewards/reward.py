@@ -29,6 +29,9 @@ WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # a replacement character, or a run of consonants standing as a word ("ck", "lst").
 MALFORMED = re.compile(r"[a-z][0-9]|[0-9][a-z]|\ufffd|\b[b-df-hj-np-tv-xz]{2,}\b")
 STATISTIC = re.compile(r"\b\d+(?:\.\d+)?\s?%|\b\d+ (?:out of|in) (?:every )?\d+\b")
+# "100%" is an absolute ("100% reliable"), never a figure quoted from the feedback: it stays a claim.
+ABSOLUTE_STATISTIC = "100%"
+IDENTIFIER = re.compile(r"[a-z0-9]*\d[a-z0-9]*(?:[-/][a-z0-9]+)*")
 CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)")  # a settled check and its verdict must share a sentence or clause
 # The feedback's terms a reply can take up: nouns, names, numbers and adjectives (the parser's tags).
 KEY_TAGS = ("NN", "NNS", "NNP", "NNPS", "CD", "JJ", "JJR", "VBG")
@@ -63,6 +66,9 @@ class FeedbackAnalysis:
     sender: SenderFacts  # what the role check needs: placeholders, links, the team's things, the signer
     praises: bool  # positive, or with a word of praise: thanks for kind words can answer it
     verbs: frozenset[str]  # the first three letters of the feedback's verbs in the past: what the sender says was done
+    statistics: frozenset[str] = frozenset()  # the feedback's own statistics ("108%", "31%"), quoted back in a reply
+    qualifiers: tuple[frozenset[str], ...] = ()  # per key term, the stems of the participles that qualify it
+    identifiers: frozenset[str] = frozenset()  # its words with a digit, lower-cased ("vr-0412"): the sender's own
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -98,6 +104,11 @@ def _stutter(words: Sequence[str], longest: int) -> str:
     return ""
 
 
+def _statistic(found: str) -> str:
+    """A statistic as written, without its spaces ("31 %" -> "31%"), to meet the same figure in the feedback."""
+    return found.replace(" ", "")
+
+
 def _clamp(x: float) -> float:
     return max(-1.0, min(1.0, x))
 
@@ -114,6 +125,7 @@ class RewardScorer:
         self._praise_thanks = _lexicon(config.tone.praise_thanks, whole_words=True)
         self._praise = _lexicon(config.tone.praise_words, whole_words=True)
         self._integrity = _lexicon(config.integrity.markers)
+        self._on_receipt = frozenset(config.integrity.on_receipt_admissions)
         self._framed_nouns = tuple(config.integrity.framed_nouns)
         self._framing_verbs = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_verbs)
         self._framing_agents = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_agents)
@@ -128,6 +140,7 @@ class RewardScorer:
         self._dismissal = _lexicon(config.overselling.dismissals, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
+        self._reference = re.compile(config.overselling.reference_numbers)
         self._pii = PiiPatterns(config.privacy)
         ack = config.acknowledgment
         self._stem = ack.stem_chars
@@ -163,7 +176,8 @@ class RewardScorer:
             "length": self._length(words),
             "tone": self._tone(response, lower, fb),
             "integrity": self._integrity_score(lower, len(words), own, fb),
-            "overselling": self._overselling(lower, self._done_work(reading, fb)),
+            "overselling": self._overselling(lower, self._done_work(reading, fb) + self._references(lower, fb),
+                                             fb.statistics),
             "acknowledgment": self._acknowledgment(words, own, own_share, fb),
         }
         weights = self.config.weights
@@ -255,12 +269,22 @@ class RewardScorer:
             if len(word) < ack.min_word_chars and not any(ch.isdigit() for ch in word):
                 continue
             terms.setdefault(stem(word, ack.stem_chars), (0 if tag.startswith(("NN", "CD")) else 1, word))
-        ranked = sorted(terms.items(), key=lambda kv: kv[1][0])[: ack.max_key_terms]  # stable: keeps the order
+        ranked = sorted(terms.items(), key=lambda kv: kv[1][0])  # stable: keeps the order
+        # ... and every number or identifier it quotes, wherever it stands ("2.3.9", "2.4.x", "table 3"): the most
+        # specific thing a reply can take up, and a long message's later ones would be past the limit
+        ranked = ranked[: ack.max_key_terms] + [kv for kv in ranked[ack.max_key_terms :] if DIGIT.search(kv[1][1])]
+        qualifiers: dict[str, set[str]] = {}
+        for head, participle in read.qualified:
+            qualifiers.setdefault(stem(head, ack.stem_chars), set()).add(stem(participle, ack.stem_chars))
         return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
                                 self._role.sender_facts(feedback, words, read),
                                 sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
-                                frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")))
+                                frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")),
+                                frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
+                                - {ABSOLUTE_STATISTIC},
+                                tuple(frozenset(qualifiers.get(key, ())) for key, _ in ranked),
+                                frozenset(IDENTIFIER.findall(feedback.lower())))
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -315,7 +339,13 @@ class RewardScorer:
         anomalies = reading.anomalies
         if len(anomalies) > max(cfg.max_anomalies, cfg.max_anomaly_share * len(reading.sentences)):
             problems.append(f"broken grammar ({'; '.join(anomalies[:2])})")
-        if own_share < cfg.stitched_own_share and (anomalies or reading.repeated_openings or reading.fragment_share):
+        # the share of sentences where the parse breaks: with no other sign, the reply is stitched only if it is at
+        # least `stitched_break_ratio` x its own share (a slip in one of six long sentences that take up a reviewer's
+        # terms is the parser's)
+        broken = sum(bool(s.anomalies) for s in reading.sentences) / max(1, len(reading.sentences))
+        stitched_signs = (reading.repeated_openings or reading.fragment_share
+                          or (anomalies and broken >= cfg.stitched_break_ratio * own_share))
+        if own_share < cfg.stitched_own_share and stitched_signs:
             problems.append(f"stitched from the feedback's words ({own_share:.0%} of its content words are its own)")
         if problems:
             return False, (f"Not coherent: {'; '.join(problems)}. Write whole sentences; the total is capped at "
@@ -392,6 +422,8 @@ class RewardScorer:
             # The point may be named in this sentence or in the one before ("... the offset. We will verify it.")
             if found and any(stem(w, self._stem) in fb.key_stems for w in (*previous, *sentence.words)):
                 specific.update(found)
+            else:  # "We haven't looked into it yet, so we don't know the cause": on receipt, about this case
+                specific.update(f for f in found if f in self._on_receipt)
             previous = sentence.words
         boilerplate = sorted({*(h for h in hits if h not in specific), *self._evasive.findall(lower)})
         if not specific:
@@ -425,7 +457,19 @@ class RewardScorer:
         deleted is the invention). Three letters, so that "sent" meets "send", "fixed" "fix"."""
         return [said for sentence in reading.sentences for verb, said in sentence.claims if verb[:3] not in fb.verbs]
 
-    def _overselling(self, lower: str, done_work: list[str]) -> tuple[float, str]:
+    def _references(self, lower: str, fb: FeedbackAnalysis) -> list[str]:
+        """Reference numbers given to the sender's case ("your deletion reference is OH-2021-0457"): opened since the
+        feedback arrived, so invented on receipt; not one the feedback has (the sender's participant number)."""
+        if not DIGIT.search(lower):
+            return []
+        return [m.group() for m in self._reference.finditer(lower)
+                if len(m.group(1)) >= 3 and DIGIT.search(m.group(1)) and m.group(1) not in fb.identifiers]
+
+    def _overselling(self, lower: str, done_work: list[str],
+                     quoted: frozenset[str] = frozenset()) -> tuple[float, str]:
+        """Hype, settled checks, dismissals, invented work and uncited statistics. `quoted`: the feedback's own
+        statistics; one of them quoted back ("a bar totalling 108% can't be correct") is the sender's figure, not a
+        claim of the reply."""
         cfg = self.config.overselling
         hype = [h for h in self._hype.findall(lower) if h not in self._ordinary]
         claimed = self._claimed.findall(lower)
@@ -436,6 +480,8 @@ class RewardScorer:
         dismissed = self._dismissal.findall(lower)
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
+            if _statistic(m.group()) in quoted:
+                continue
             near = lower[max(0, m.start() - cfg.claim_window_chars) : m.end() + cfg.claim_window_chars]
             window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
             if self._claim.search(near) and not self._citation.search(window):
@@ -479,7 +525,8 @@ class RewardScorer:
             return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
                           "commit to something concrete about the points raised.")
         said = {stem(w, cfg.stem_chars) for sentence in own for w in sentence.words}
-        covered = [s for s in fb.key_stems if s in said]
+        covered = [s for s, q in zip(fb.key_stems, fb.qualifiers or [frozenset()] * len(fb.key_stems), strict=True)
+                   if s in said or q & said]
         # Full credit for half of the key terms, or for `full_credit_terms` of them on a long feedback.
         needed = min(cfg.full_credit_coverage * len(fb.key_stems), cfg.full_credit_terms)
         coverage = len(covered) / needed

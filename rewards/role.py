@@ -35,6 +35,11 @@ HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
+# Where the name of what the sender is said to have asked about ends: "the end-of-study certificates and ...",
+# "our sleep measurement approach so convincing"
+MISREAD_STOP = frozenset({"and", "or", "but", "so", "with", "for", "from", "at", "by", "as", "is", "are", "was", "were",
+                          "will", "would", "can", "could", "that", "which", "who", "it", "we", "you", "they", "very",
+                          "too", "really", "on", "to", "of", "in", "about", "this", "the", "a", "an"})
 
 
 def _words_pattern(terms: list[str]) -> re.Pattern[str]:
@@ -76,6 +81,7 @@ class RoleCheck:
         self._collective = re.compile(cfg.collective_sender)
         self._misread = re.compile(cfg.misread_request)
         self._not_misread = self._work_nouns | frozenset(cfg.misread_generic)
+        self._promotion = re.compile("|".join(f"(?:{p})" for p in cfg.promotion))
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -135,9 +141,12 @@ class RoleCheck:
         if group := self._greets_a_group(lower, facts):
             return False, (f"Greets {group!r}, not the person who wrote: a letter to someone else. Reply to the "
                            "sender.")
-        if not covers_points and (misread := self._misread_request(lower, facts)):
-            return False, (f"Says the sender asked about or wanted {misread!r}, which the feedback does not mention, "
-                           "and leaves out some of what it does say: a reply to another message.")
+        if misread := self._misread_request(lower, facts, covers_points):
+            return False, (f"Says the sender asked about, wanted or enjoyed {misread!r}, which the feedback does not "
+                           "mention: a reply to another message.")
+        if not covers_points and (m := self._promotion.search(lower)):
+            return False, (f"Promotes the team's news, events or studies ({reply[m.start() : m.end()]!r}) and leaves "
+                           "out some of what the sender wrote about: a newsletter, not a reply.")
         team_work = [n for n in yours if n in self._work_nouns]
         reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
@@ -187,11 +196,25 @@ class RoleCheck:
             return "" if facts.collective else group
         return "" if stem(group, self.stem_chars) in facts.body_stems else group
 
-    def _misread_request(self, lower: str, facts: SenderFacts) -> str:
-        """What the reply says the sender asked about or was interested in, when the feedback has no such word."""
+    def _misread_request(self, lower: str, facts: SenderFacts, covers_points: bool) -> str:
+        """What the reply says the sender asked about, was interested in or enjoyed, when the feedback does not name
+        it: its first word or its head is none of the feedback's words (all of them, when the reply takes up the
+        feedback's points in full)."""
         for m in self._misread.finditer(lower):
-            word = m.group(1)
-            if word not in self._not_misread and stem(word, self.stem_chars) not in facts.stems:
+            words = m.group(1).split()
+            for k, word in enumerate(words[1:], 1):  # the words that name it: up to the first small word
+                if word in self._not_misread or word in MISREAD_STOP:
+                    words = words[:k]
+                    break
+            if words[0] in self._not_misread:
+                continue
+            absent = [stem(w, self.stem_chars) not in facts.stems for w in words]
+            # a name of two words or more, none of them the feedback's, is another message's whatever else the
+            # reply takes up ("your question about the end-of-study certificates"); otherwise its first word or its
+            # head (the last) not being the feedback's is, in a reply that leaves some of the feedback out
+            if len(words) > 1 and all(absent):
+                return m.group().strip()
+            if not covers_points and (absent[0] or absent[-1]):
                 return m.group().strip()
         return ""
 

@@ -57,6 +57,8 @@ PARSER_EXCLUDES = ["ner", "lemmatizer", "attribute_ruler", "senter"]  # the rewa
 # A completed verb after one of these is a condition or a plan, not a report ("once we have tested a correction").
 PLANNED = frozenset({"if", "once", "when", "whenever", "until", "till", "after", "before", "unless", "whether", "as"})
 PERFECT = frozenset({"have", "has", "had", "'ve", "'d"})
+REPORTED = frozenset({"ccomp"})  # what a verb says: "confirmed that the wording changed"
+BE_OR_HAVE = frozenset({"was", "were", "is", "are", "be", "been", "had", "has", "have", "'s", "'d"})
 # "We'll look at / into X": a promise to look at something, concrete when X is a gerund ("look at cutting it down")
 # or names the feedback's point ("look at the lesson 12 audio"), not when X is "your comments" or "it".
 LOOK = frozenset({"look", "looking"})
@@ -308,6 +310,9 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
     if text.rstrip().endswith("?"):
         return []
     recent = bool(reader.recent.search(text))  # "we fixed it this morning"; "we added the BOM in 0.12" is history
+    past = reader.recent_past.search(text)  # "went live at noon today": past, since the feedback arrived
+    offset = toks[start].idx  # the sentence's text starts at its first token
+    past_at = [t.i for t in toks[start:end] if past and past.start() <= t.idx - offset < past.end()]
     found = []
     for t in toks[start:end]:
         if t.dep not in ("nsubj", "nsubjpass"):
@@ -330,17 +335,51 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
             done = (verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and (
                 recent or person or _on_the_senders(toks, verb)))
             said = f"{t.lower} {'have ' if aux & PERFECT else ''}"
+            # "we've already ordered you a replacement", "we've already swapped it": any verb done "already"
+            already = verb.tag == "VBN" and aux & PERFECT and _already(toks, verb) and verb.lower not in BE_OR_HAVE
             found += [(v.lower, said + v.lower) for v in verbs if done and (
-                v.lower in reader.done_work or (person and v.lower in reader.confirmations))]
+                v.lower in reader.done_work or (person and v.lower in reader.confirmations) or already)]
         elif (t.dep == "nsubj" and verb.lower in reader.confirmations and t.lower not in SENDER
               and not _yours(toks, t) and ((verb.tag == "VBN" and aux & PERFECT) or (verb.tag == "VBD" and recent))):
             found.append((verb.lower, f"{t.lower} {'has ' if aux & PERFECT else ''}{verb.lower}"))  # "the editor
             # has already confirmed", "the manufacturer confirmed this morning"
-        elif t.dep == "nsubjpass" and verb.tag == "VBN":
-            if (verb.lower in reader.done_work and ("been" in aux or (aux & {"was", "were"} and recent))
-                    or verb.lower in reader.done_states):  # "the slip is attached", "a courier is booked"
-                found.append((verb.lower, f"{t.lower} ... {verb.lower}"))
+        elif t.dep == "nsubjpass" and verb.tag == "VBN" and (
+                verb.lower in reader.done_work and ("been" in aux or (aux & {"was", "were"} and recent))
+                or verb.lower in reader.done_states):  # "the slip is attached", "a courier is booked"
+            found.append((verb.lower, f"{t.lower} ... {verb.lower}"))
+        elif (past and t.lower not in SENDER and not _yours(toks, t) and verb.lower not in BE_OR_HAVE
+              and verb.dep not in REPORTED and (_when(toks, verb, past_at) or (
+                  verb.dep == "conj" and _when(toks, toks[verb.head], past_at))) and (
+                verb.tag == "VBD" or (verb.tag == "VBN" and aux & (PERFECT | {"was", "were", "been"})))):
+            found.append((verb.lower, f"{t.lower} ... {verb.lower} {past.group().lower()}"))  # "the new map went
+            # live this morning", "2.4.2 was released an hour ago"; not what a claim reports ("the manufacturer
+            # confirmed this morning that the wording changed": one claim)
+        elif (t.dep == "nsubjpass" and verb.tag == "VBN" and "been" in aux and aux & PERFECT and _already(toks, verb)
+              and t.lower not in SENDER):
+            found.append((verb.lower, f"{t.lower} has already been {verb.lower}"))  # "the safeguarding lead has
+            # already been told", "your payment has already been approved"
     return found
+
+
+def _when(toks: list[_Token], verb: _Token, time: list[int]) -> bool:
+    """The time phrase (its tokens' indices) belongs to this verb: one of its tokens has the verb above it before
+    any other verb ("went live this morning", not "the post yesterday called them ... they raised points"); the
+    caller also asks it of the verb a conjunct hangs on ("was tested yesterday, and one headset turned out ...")."""
+    for i in time:
+        t = toks[i]
+        for _ in range(6):
+            if t.head == t.i:
+                break
+            t = toks[t.head]
+            if t.i == verb.i:
+                return True
+            if t.tag.startswith("VB"):
+                break
+    return False
+
+
+def _already(toks: list[_Token], verb: _Token) -> bool:
+    return any(toks[c].lower == "already" for c in verb.children)
 
 
 def _conjuncts(toks: list[_Token], verb: _Token) -> list[_Token]:
@@ -376,7 +415,10 @@ def _negated_or_planned(toks: list[_Token], verb: _Token) -> bool:
             return True
         if verb.head == verb.i or verb.dep not in ("conj", "advcl", "ccomp", "xcomp", "relcl", "pcomp"):
             return False
-        verb = toks[verb.head]
+        head = toks[verb.head]
+        if any(toks[k].text == ";" for k in range(min(verb.i, head.i), max(verb.i, head.i))):
+            return False  # a clause after a semicolon is another sentence, whatever the parser hung on what
+        verb = head
     return False
 
 
@@ -506,6 +548,7 @@ class SentenceReader:
         self.done_work = frozenset(claims.done_work_verbs)
         self.done_states = frozenset(claims.done_states)
         self.recent = re.compile(claims.recent_times, re.IGNORECASE)
+        self.recent_past = re.compile(claims.recent_past, re.IGNORECASE)
         self.check_nouns = frozenset(claims.check_nouns)
         self.finding_verbs = frozenset(claims.finding_verbs)
         self.team_people = frozenset(claims.team_people)
@@ -542,13 +585,20 @@ class FeedbackTerms:
     words: tuple[tuple[str, str], ...]  # (lower-cased word, tag) of every word-like token
     yours: frozenset[str]  # head nouns the sender calls "your ...": the team's things ("your heart study" -> study)
     mine: frozenset[str]  # head nouns the sender calls "my ..." or "our ...": the sender's things
+    # a participle that qualifies a noun ("gzipped input" -> ("input", "gzipped")): a reply that names the same thing
+    # another way ("a gzipped file") takes it up
+    qualified: tuple[tuple[str, str], ...] = ()
 
 
 def _feedback_terms(doc: Doc) -> FeedbackTerms:
     toks = _tokens(doc)
     words = tuple((t.lower, t.tag) for t in toks if t.text != STANDIN and any(ch.isalnum() for ch in t.text))
     owned: dict[str, set[str]] = {"your": set(), "my": set(), "our": set()}
+    qualified = []
     for t in toks:
         if t.dep == "poss" and t.lower in owned and toks[t.head].tag.startswith("NN"):
             owned[t.lower].add(toks[t.head].lower)
-    return FeedbackTerms(words, frozenset(owned["your"]), frozenset(owned["my"] | owned["our"]))
+        elif (t.dep == "amod" and t.alpha and t.lower.endswith("ed") and t.tag in ("JJ", "VBN")
+              and toks[t.head].tag.startswith("NN")):
+            qualified.append((toks[t.head].lower, t.lower))
+    return FeedbackTerms(words, frozenset(owned["your"]), frozenset(owned["my"] | owned["our"]), tuple(qualified))

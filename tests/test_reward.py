@@ -184,6 +184,16 @@ class TestOverselling:
         ("Our data manager confirmed the refused requests were left out of the report.", 1),
         ("Thanks. The manufacturer confirmed this morning that the consent wording changed.", 1),
         ("We looked at your account and found the survey link had expired.", 2),
+        # without a verb of work (the seventh held-out part's invented replies): anything reported as happened at a
+        # time that can only be past, anything the team has done "already", a reference opened for the sender's case
+        ("A corrected version of the survey went live at noon today.", 1),
+        ("The steering group met this morning and agreed that the sample can stay.", 1),
+        ("We've already ordered you a replacement consent form.", 1),
+        ("The school's safeguarding lead has already been told of your concern.", 1),
+        ("Your deletion reference is DR-2024-118.", 1),
+        ("The repair is logged under claim FS-0931, and PR #318 is merged.", 2),
+        # a clause after a semicolon is not under the negation of the next one (reader set d18, h8-19)
+        ("Our study coordinator checked your record; missing a round does not drop anyone.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -205,6 +215,11 @@ class TestOverselling:
         "As you confirmed, the consent wording changed last year.",
         "We kept your name out of the report.",
         "We'll look at your account and check whether the survey link expired.",
+        # the sender's own reference, what was said before, a description, what is done already in general
+        "Thanks for giving your participant number, VR-0412; we'll find your answers with it.",
+        "Last Tuesday's survey was the one-minute reading check we give every child.",
+        "You sent it yesterday, and we will reply by Friday.",
+        "Pupils who already receive free meals are left out of the estimate.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
@@ -239,6 +254,18 @@ class TestOverselling:
         assert comp("95% of users agree with our approach.")["overselling"] < 1.0
         assert comp("The model is 99% accurate.")["overselling"] < 1.0
         assert comp("95% of users agreed (n=412, see Table 2 of the report).")["overselling"] == 1.0
+
+    def test_the_senders_own_figures_quoted_back_are_no_claim(self):
+        """h8-21's careful reply (-1.00 before): "a stacked bar totalling 108% can't be correct, and the 31% versus 39%
+        ... needs explaining" quotes the analyst's own figures; a statistic the feedback has is the sender's."""
+        feedback = ("The stacked bar chart on p.14 adds up to 108%. The table on p.15 gives the private rental share "
+                    "as 31% against 39% in the chart. Which is correct? The table sums to 100%.")
+        quoted = ("You're right that a chart totalling 108% can't be correct, and the 31% versus 39% difference "
+                  "needs explaining.")
+        assert comp(quoted, feedback)["overselling"] == 1.0
+        assert comp("Our estimates are 95% accurate, so the chart is correct.", feedback)["overselling"] < 1.0
+        # "100%" is an absolute, not a figure, even where the feedback has it ("the table sums to 100%")
+        assert comp("Our numbers are 100% reliable.", feedback)["overselling"] < 1.0
 
 
 class TestAcknowledgment:
@@ -392,6 +419,23 @@ class TestCoherence:
             "exploratory. We will re-run the models and co-sign the note."], [])
         assert reading.anomalies == []
 
+    def test_a_reply_that_takes_up_a_reviewers_terms_in_whole_sentences_is_not_stitched(self):
+        """h8-02's careful reply (-0.55 before): six long sentences answering a journal reviewer in the review's own
+        terms (39% of its content words its own) and one parser slip ("since an interval that excludes its own point
+        estimate signals ...": "since" read as a preposition, "signals" without a subject). A slip in one sentence of
+        six is the parser's; in one of three, with fewer words of its own, the reply is stitched (h15's salad,
+        below)."""
+        from data.reader_set import load_reader_set
+
+        message = next(m for m in load_reader_set("dev") if m.id == "h8-02")
+        careful = next(r.text for r in message.replies if r.kind == "careful")
+        result = score(careful, message.feedback)
+        assert len(default_scorer()._reader.read_with_feedbacks([careful], [])[0][0].anomalies) == 1
+        assert result.components["coherence"].score == 1.0, result.components["coherence"].explanation
+        assert result.total >= 0.5
+        salad = next(r.text for r in message.replies if r.kind == "salad")
+        assert score(salad, message.feedback).components["coherence"].score == -1.0
+
     def test_a_phrase_said_three_times_in_a_row_is_a_loop_however_short(self):
         """The third 20-step run's fb-0091: four "Northern Lights:" in a 49-word reply, 10% of its 4-grams, under
         the share the loop check allows."""
@@ -483,6 +527,19 @@ class TestRole:
          "vague. Recommended for journalists.", "a review"),
         ("Great question about publishing annual budgets! Our report comes out every spring and covers staffing and "
          "spending across the institute.", "answers a question the sender did not ask"),
+        # the seventh held-out part's in-role off-target replies (h8-21, h8-28, h8-14, h8-08, h8-02), >= 0 before
+        ("Thank you for your interest in our transparency work! You may also find our companion report on open data "
+         "useful; we're also hosting a webinar next month, and we'd be glad to see you there.", "a newsletter"),
+        ("Thanks for writing about the report! We're now recruiting for a follow-up study on consent, and you can sign "
+         "up through our participant pool.", "recruitment for another study"),
+        ("Thank you for following the transparency report! We're pleased to share that its first results were "
+         "presented at a national conference this spring.", "news of the team's own"),
+        ("Thank you so much for your kind message about the report! We're delighted you enjoyed the launch event, and "
+         "we'll send some photos shortly.", "enjoyment of an event the sender never mentioned"),
+        ("Dear reader, we are delighted that you found our sampling design so convincing, and we will give it even "
+         "more room in the next transparency report.", "praise the sender never gave"),
+        ("Dear reader, we are delighted that you found the launch webinar so engaging, and we will post more "
+         "recordings of it on the transparency report page.", "praise of something the sender never named"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -508,6 +565,28 @@ class TestRole:
         result = score(reply, feedback)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0
+
+    def test_an_unasked_question_named_in_words_the_sender_never_used_fails_however_much_else_is_taken_up(self):
+        """h8-11's off-target reply took up the teacher's terms in full (acknowledgment 1.0) and answered "your
+        question about the end-of-study certificates", a question nobody asked (+0.80 before)."""
+        reply = ("Thanks! To answer your question about the end-of-study certificates: every student who finishes "
+                 "gets one. The report will list refused data requests, and the consent section will say what was "
+                 "reworded; we'll update both this month.")
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score == 1.0
+        assert result.components["role"].score == -1.0 and result.total < 0
+        # one word of it the sender's own ("your question about the refused requests") is no misreading
+        assert score(reply.replace("end-of-study certificates", "refused requests"), REPORT_FEEDBACK).total > 0.5
+
+    @pytest.mark.parametrize("reply", [
+        "Thanks for your interest in the refused requests. " + PLAIN,  # the sender's words
+        PLAIN + " If you'd like a copy of next year's report, tell us and we'll post it to you.",  # help, no advert
+        PLAIN + " We'd be glad to see your own notes on the consent section.",
+    ])
+    def test_the_senders_own_subject_or_a_helpful_offer_is_no_newsletter(self, reply):
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
 
     def test_sender_placeholder_is_fine_as_salutation_but_not_as_signature(self):
         signed = "Thank you for the detailed report. Best regards, <PERSON_1>"
@@ -562,6 +641,14 @@ class TestIntegrityInContext:
     def test_admissions_are_integrity_without_stock_words(self):
         assert comp("You're right, and we should have said how small the survey sample was.")["integrity"] > 0
 
+    def test_not_knowing_yet_is_honest_on_receipt_where_a_general_caveat_is_not(self):
+        """h8-01's plain reply: "We haven't looked into it yet, so we don't know the cause." names none of the
+        feedback's terms, and counted as a general caveat (-0.6); on receipt it is the honest state of things."""
+        assert comp("Thanks for the report. We haven't looked into it yet, so we don't know the cause. We'll reply "
+                    "by Friday.")["integrity"] > 0
+        assert comp("Thanks for the report. There is always some uncertainty at this stage about what may be "
+                    "involved. We'll reply by Friday.")["integrity"] < 0
+
     def test_an_integrity_noun_earns_only_as_a_caveat_not_as_the_prop_of_a_nonsense_verb(self):
         """h5-20's salad: "the units will transparently boil the limitations". The same noun stated, weighed or as
         the doer of what a caveat does earns; as the object or the doer of anything else it is boilerplate."""
@@ -574,6 +661,28 @@ class TestIntegrityInContext:
 
 
 class TestAcknowledgmentResponds:
+    def test_a_long_technical_messages_versions_and_qualified_things_are_points_to_take_up(self):
+        """h8-01's plain reply took up 0 of 14 key terms (-0.24): the first 14 were the bug report's environment line
+        and command ("seqtrim", "2.4.1", "python", "ubuntu", "in.fq.gz", ...), so "2.3.9" and "2.4.x", later in the
+        message, were no terms, and "a large gzipped file" did not meet "gzipped input". A number or identifier the
+        feedback quotes is a term wherever it stands; a participle that qualifies one of its nouns takes the noun
+        up."""
+        feedback = ("seqtrim 2.4.1 (pip), python 3.11.6, ubuntu 22.04. `seqtrim run --adapters auto in.fq.gz` dies on "
+                    "gzipped input with >2^31 reads: OverflowError: signed integer is greater than maximum "
+                    "(reader.py:212). 2.3.9 works on same file. workaround: decompress first. pls advise if 2.4.x "
+                    "will be patched or if we should pin.")
+        analysis = default_scorer().analyze_feedback(feedback)
+        assert {"2.3.9", "2.4.x"} <= set(analysis.key_words)
+        plain = ("Thanks for the clear report and the traceback. We haven't looked into it yet, so we don't know the "
+                 "cause. For now, pinning to 2.3.9 or decompressing first is the safe choice. We'll try to reproduce "
+                 "this with a large gzipped file and reply here by Friday, including whether a 2.4.x fix is planned.")
+        result = score(plain, feedback)
+        assert "Takes up 3 of 16" in result.components["acknowledgment"].explanation  # 2.3.9, 2.4.x, gzipped input
+        assert result.total >= 0.5
+        hedge = ("Thank you for getting in touch. Software behaviour can depend on many factors, and there are "
+                 "inherent limitations in any tool when handling very large inputs. We appreciate your patience.")
+        assert score(hedge, feedback).total < 0
+
     def test_a_stack_trace_is_the_machines_words_not_points_to_take_up(self):
         """h5-01: the key terms of a bug report were its traceback's ("traceback", "call", "file", "line", "88"),
         so a plain reply about the real point took up none of them. Versions meet with and without a "v"."""

@@ -1,10 +1,9 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the six held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-* and h7-*,
-are dev now: they were read and tuned against). A held-out part is written blind and read once before the round's
-changes; between two parts (the last retired, the next not added yet) there is none and its test skips
-(docs/reward.md has every reading).
-"""
+Dev is what the reward was tuned on (the seven held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-* and
+h8-*, are dev now: they were read and tuned against). A held-out part is written blind and read once before the
+round's changes; between two parts (the last retired, the next not added yet) there is none and its test skips
+(docs/reward.md has every reading)."""
 
 import pytest
 
@@ -36,12 +35,15 @@ def dev(dev_scored):
 
 def test_dev_agreement_and_signs(dev):
     assert dev.overall >= 0.95  # 0.997
-    assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message
+    assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
+    # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.98  # 226 of 230 (218 before the round's group greeting,
-    # review, English-lesson and misread-request checks)
+    assert dev.share_below_zero("off_target") >= 0.98  # 260 of 263 (247 of 260 before round nine's newsletter and
+    # misread checks; h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote and
+    # d49's case for cycle lanes to a journalist asking which figure is right still >= 0)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 0.92  # h7-* and four hand-written dev replies: 0.887 before the round, 0.930 now
+    assert dev.rate("invented") >= 0.96  # h7-*, h8-*, d49-d51 and four hand-written dev replies: 0.924 before round
+    # nine's checks of inventions without a verb of work (a recent past time, "already", a reference number), 0.964 now
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -64,7 +66,10 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     failures = [(m.id, r.kind, res.components["role"].explanation) for m, rs in zip(messages, results, strict=True)
                 for r, res in zip(m.replies, rs, strict=True)
                 if r.kind in GENUINE_KINDS and not r.after_work and res.total < 0]
-    assert len(failures) <= 2, failures  # h7-16's plain passes since the look-at rule ("We'll look at cutting it")
+    # the seventh held-out part's three (dev since) pass since round nine: h8-21's careful (the feedback's own figures
+    # are no uncited statistics), h8-02's (a reviewer's terms in whole sentences are not stitched), h8-01's plain (its
+    # versions and "a gzipped file" take up the bug report; "we don't know the cause" is honest on receipt)
+    assert len(failures) <= 2, failures
     assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
@@ -85,29 +90,24 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the seventh (h8-*), written blind (asked for in-role off-target replies and inventions
-    without a verb of work) and read once, before any change made for it. Its first reading: agreement 0.957,
-    genuine above invented 0.917 (55 of 60), careful above salad 29/30 (h8-21), careful >= 0 28/30 (h8-02: the
-    coherence gate reads a reply that takes up a reviewer's points in their words as stitched; h8-21: the
-    feedback's own percentages counted as uncited statistics), plain >= 0 29/30 (h8-01), salad < 0 30/30,
-    off-target < 0 21/30, placeholder < 0 30/30, invented < 0 8/30. Floors at that reading (docs/reward.md)."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The seventh
+    (h8-*, asked for in-role off-target replies and inventions without a verb of work) was read once and is dev now
+    (`heldout_v7`); its first reading was 0.957 (docs/reward.md). Until the eighth (h9-*) is added there is nothing
+    to score; the next part's first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.955  # 0.957
-    assert heldout.rate("invented") >= 0.9  # 55 of 60
-    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 1 / 30
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 21 / 30
+    assert heldout.overall >= 0.95
+    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the seventh held-out part: careful h8-02, "
-                                       "h8-21 and plain h8-01 < 0, careful h8-21 not above its salad, 9 off-target "
-                                       "replies >= 0")
-def test_heldout_meets_every_sign_target():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert heldout.rate("salad", "careful") == 1.0
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
+@pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
+                                       "targets: h8-22's off-target reply >= 0 (thanks for kind words the "
+                                       "sender never wrote, about the survey they did name)")
+def test_the_seventh_part_meets_every_sign_target(dev_scored):
+    messages, results = dev_scored
+    h8 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v7"
+          for r, res in zip(m.replies, rs, strict=True)]
+    assert len(h8) == 270
+    assert all(total >= 0 for r, total in h8 if r.kind in GENUINE_KINDS and not r.after_work)
+    assert all(total < 0 for r, total in h8 if r.kind in ("salad", "off_target", "placeholder"))
