@@ -90,15 +90,33 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The seventh
-    (h8-*, asked for in-role off-target replies and inventions without a verb of work) was read once and is dev now
-    (`heldout_v7`); its first reading was 0.957 (docs/reward.md). Until the eighth (h9-*) is added there is nothing
-    to score; the next part's first reading sets the floors here."""
+    """The held-out part: the eighth (h9-*), written blind (asked for in-role off-target replies, inventions
+    without a verb of work, feedback with its own numbers and long technical messages) and read once, before any
+    change made for it, on the reward after round nine. With the governance placeholders its writer was told
+    (<PHONE_NUMBER_1>, <EMAIL_ADDRESS_1>: a mistake of the brief; the stage writes <PHONE_1>, <EMAIL_1>, which the
+    data now has): agreement 0.957, h9-16's two genuine replies failing the role gate on a placeholder the stage
+    never writes. With the stage's own names: agreement 0.971, genuine above invented 0.867 (52 of 60), careful
+    above salad 30/30, careful >= 0 29/30 (h9-15: the coherence gate's parser finds no subject in a long careful
+    reply), plain >= 0 30/30, salad and placeholder < 0 30/30, off-target < 0 23/30, invented < 0 14/30. Floors
+    at that reading (docs/reward.md). The seventh (h8-*) is dev now (`heldout_v7`); its first reading was 0.957."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.97  # 0.971
+    assert heldout.rate("invented") >= 0.86  # 52 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") == 0
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 23 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the eighth held-out part: careful h9-15 "
+                                       "< 0 (coherence gate), 7 off-target replies >= 0")
+def test_heldout_meets_every_sign_target():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
