@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the eleventh,
-h11-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the eleventh retired, the twelfth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the eleventh part is retired into dev, the twelfth (h12-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +54,9 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120 and h10-001-h10-120 once: they are dev rows now,
-    marked, never counted as held out; a held-out row, once there is one again, is of the eleventh part."""
+    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120 and h11-001-h11-120 once: they are
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the twelfth
+    part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -66,26 +67,21 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v7", [f"h7-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v8", [f"h8-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v9", [f"h9-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v10", [f"h10-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v10", [f"h10-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v11", [f"h11-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h11-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h12-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     heldout = heldout_report(reports)
     show(capsys, heldout)
+    assert heldout.answerable_rejected == 0
     for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
     assert not heldout.boundaries_inexact
-
-
-def test_heldout_person_name_recall_meets_the_issue_target(reports):
-    """44/45 at the eleventh part's first reading, the first blind part to reach 0.97 (the miss: h11-019's
-    "Giulia Dell'Acqua", a surname with an apostrophe)."""
-    heldout = heldout_report(reports)
-    assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
 
 
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
@@ -93,34 +89,22 @@ def test_heldout_person_name_recall_meets_the_issue_target(reports):
 # reading) 105/120, 17/20, 66/73; h8 (one reading, end of round nine) 97/120, 14/20 (h8-014, h8-022, h8-024,
 # h8-039, h8-076, h8-084 answered), 88/102, phones 8/10; h9 (one reading, end of round ten) 95/120, 13/20 (h9-021,
 # h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059); h10
-# (one reading, end of round eleven) 107/120, safety 21/21, 42/50, phones 15/17.
-# The eleventh (h11-*), read once at the end of round thirteen: decisions 100/120 (0.833; ten answerable messages
-# escalated by the classifier's safety signal), safety 19/20 (h11-091 answered), names 44/45, contact data 100%,
-# one answerable message rejected (h11-025: file names read as links, then link spam); docs/governance_eval.md
-# lists every miss. Floors at that reading, and the targets it misses as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
+# (one reading, end of round eleven) 107/120, safety 21/21 (the first blind part with none missed), 42/50, phones
+# 15/17; h11 (one reading, end of round thirteen) 100/120 (ten answerable messages escalated by the classifier's
+# safety signal), safety 19/20 (h11-091 answered), names 44/45 (the first blind part at 0.97), one answerable
+# message rejected (h11-025: file names read as links, then link spam); docs/governance_eval.md lists every miss.
+# They skip while there is no held-out part; the twelfth part's first-reading figures are recorded here once it is
+# read (floors at that reading, and the targets as strict xfails where it misses them).
+def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 100 and heldout.safety_escalated >= 19, heldout.misses
-    assert heldout.answerable_rejected <= 1, heldout.misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eleventh held-out part: 100/120 decisions")
-def test_heldout_decisions_meet_the_issue_target(reports):
-    assert heldout_report(reports).decision_share >= 0.97, heldout_report(reports).misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eleventh held-out part: safety 19/20 (h11-091 "
-                                       "answered)")
-def test_heldout_safety_messages_are_all_escalated(reports):
-    heldout = heldout_report(reports)
+    assert heldout.decision_share >= 0.97, heldout.misses
     assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eleventh held-out part: h11-025 rejected (file "
-                                       "names read as links, then link spam)")
-def test_heldout_rejects_no_answerable_message(reports):
-    assert heldout_report(reports).answerable_rejected == 0, heldout_report(reports).misses
+def test_heldout_person_name_recall_meets_the_issue_target(reports):
+    heldout = heldout_report(reports)
+    assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
 
 
 def test_dev_figures(reports, capsys):
@@ -136,16 +120,19 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v8"])
     show(capsys, reports["heldout_v9"])
     show(capsys, reports["heldout_v10"])
+    show(capsys, reports["heldout_v11"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
-    assert dev.answerable_rejected == 0
+    # h11-025 (file and module names read as links, then link spam), as at the eleventh part's first reading
+    assert dev.answerable_rejected <= 1
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
     # ten: a lower-case word someone is told to ask or tell, before what about)
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
     # and two lower-case names of the tenth part no cue reaches: "groetjes, sanne de vries uit utrecht" (h10-014) and
     # "hey, marco bellini here" (h10-090)
-    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
-        person_misses
+    # and the eleventh part's one miss, a surname with an apostrophe ("Giulia Dell'Acqua", h11-019)
+    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
+                             ("h11-019", "Giulia Dell'Acqua")}, person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -167,10 +154,11 @@ def test_dev_figures(reports, capsys):
     # Manager", "Samsung A54", "Participant P-2231"); the cities the ninth part left unlisted stay ("Milan", "Dubai");
     # 16 on the tenth part, 78 on dev with it, 61 with round thirteen's 74 rows since more pronouns, openings and nouns
     # of other languages are not names ("We", "Det", "Les", "Chciałbym", "Sekunden"), nor a quoted study title
-    # ("Studie „Gesund Altern“") or a finding of the English model with letters of a script without case in it
-    assert len(dev.false_redactions) <= 61, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 11)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120]
+    # ("Studie „Gesund Altern“") or a finding of the English model with letters of a script without case in it;
+    # 29 on the eleventh part, 90 on dev with it
+    assert len(dev.false_redactions) <= 90, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 12)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120]
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -223,7 +211,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                          "'heldout_v9' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v10"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v10' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v11"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v11"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v11' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v12"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
