@@ -7,8 +7,8 @@ rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_
 `heldout_v2`: `h2-001`-`h2-114`, `heldout_v3`: `h3-001`-`h3-120`, `heldout_v4`: `h4-001`-`h4-120`,
 `heldout_v5`: `h5-001`-`h5-120`, `heldout_v6`: `h6-001`-`h6-120`, `heldout_v7`: `h7-001`-`h7-120`, `heldout_v8`:
 `h8-001`-`h8-120`, `heldout_v9`: `h9-001`-`h9-120`, `heldout_v10`: `h10-001`-`h10-120`, `heldout_v11`:
-`h11-001`-`h11-120`). The held-out part is whichever rows have split `heldout`: none since the eleventh part was
-retired, until the twelfth (`h12-001`...) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`h11-001`-`h11-120`). The held-out part is whichever rows have split `heldout`: now the twelfth (`h12-001`-`h12-120`),
+read once. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 import re

@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the eleventh retired, the twelfth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twelfth,
+h12-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the eleventh part is retired into dev, the twelfth (h12-*) not added yet"
+NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +75,20 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     assert all(c.id.startswith("h12-") for c in cases if c.split == "heldout")
 
 
-def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
+def test_heldout_contact_data_at_its_first_reading(reports, capsys):
+    """The twelfth part's first reading: emails 10/10, the card, both IBANs and the SSN found; phones 8/9 (h12-023's
+    US-style local number "555-0142"); boundaries 23/24 (h12-096's "https://casino-bonus.win" not found)."""
     heldout = heldout_report(reports)
     show(capsys, heldout)
-    assert heldout.answerable_rejected == 0
+    for entity_type in ("EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "US_SSN"):
+        assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
+    assert heldout.recall("PHONE_NUMBER") >= 8 / 9 and len(heldout.boundaries_inexact) <= 1
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: phone recall 8/9 (h12-023 "
+                                       "'555-0142'), one URL not found (h12-096)")
+def test_heldout_meets_the_issue_targets_for_contact_data(reports):
+    heldout = heldout_report(reports)
     for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
     assert not heldout.boundaries_inexact
@@ -89,19 +99,40 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # reading) 105/120, 17/20, 66/73; h8 (one reading, end of round nine) 97/120, 14/20 (h8-014, h8-022, h8-024,
 # h8-039, h8-076, h8-084 answered), 88/102, phones 8/10; h9 (one reading, end of round ten) 95/120, 13/20 (h9-021,
 # h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059); h10
-# (one reading, end of round eleven) 107/120, safety 21/21 (the first blind part with none missed), 42/50, phones
-# 15/17; h11 (one reading, end of round thirteen) 100/120 (ten answerable messages escalated by the classifier's
-# safety signal), safety 19/20 (h11-091 answered), names 44/45 (the first blind part at 0.97), one answerable
-# message rejected (h11-025: file names read as links, then link spam); docs/governance_eval.md lists every miss.
-# They skip while there is no held-out part; the twelfth part's first-reading figures are recorded here once it is
-# read (floors at that reading, and the targets as strict xfails where it misses them).
-def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
+# (one reading, end of round eleven) 107/120, safety 21/21, 42/50, phones 15/17; h11 (one reading, end of round
+# thirteen) 100/120, safety 19/20, names 44/45, one answerable message rejected (h11-025).
+# The twelfth (h12-*), read once on round thirteen's engine with the literal prefilter (round fourteen's fixes not
+# merged): decisions 107/120 (0.892; rules only 97/120), safety 18/21 (h12-044, h12-088, h12-102 answered), names
+# 57/59, two answerable messages rejected (h12-002, h12-087: file names read as links, then link spam, the family
+# of h11-025); docs/governance_eval.md lists every miss. Floors at that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
     heldout = heldout_report(reports)
-    assert heldout.decision_share >= 0.97, heldout.misses
+    assert heldout.decisions_right >= 107 and heldout.safety_escalated >= 18, heldout.misses
+    assert heldout.answerable_rejected <= 2, heldout.misses
+    assert heldout.recall("PERSON") >= 57 / 59, heldout.pii_misses
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: 107/120 decisions")
+def test_heldout_decisions_meet_the_issue_target(reports):
+    assert heldout_report(reports).decision_share >= 0.97, heldout_report(reports).misses
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: safety 18/21 (h12-044, "
+                                       "h12-088, h12-102 answered)")
+def test_heldout_safety_messages_are_all_escalated(reports):
+    heldout = heldout_report(reports)
     assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: h12-002 and h12-087 "
+                                       "rejected (file names read as links, then link spam)")
+def test_heldout_rejects_no_answerable_message(reports):
+    assert heldout_report(reports).answerable_rejected == 0, heldout_report(reports).misses
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: names 57/59 (h12-023 "
+                                       "'Will', h12-055 'Rose Delaney')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -168,17 +199,29 @@ def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
     assert not [m for m in reports["dev"].pii_misses if m["id"] == "h023"]
 
 
-def test_no_result_of_the_set_holds_a_raw_value(reports):
-    """The guarantee behind every figure: what leaves the stage has no listed personal data in it."""
+def raw_contact_values(split: str) -> list[tuple[str, str]]:
+    """(id, type) of every listed email, phone, card or IBAN still present in what leaves the stage."""
     from agents.governance import govern_many
 
-    cases = load_governance_eval()
+    cases = load_governance_eval(split)
     results = govern_many([c.feedback for c in cases])
-    for case, result in zip(cases, results, strict=True):
-        dumped = json.dumps(result.to_json_dict(), ensure_ascii=False)
-        for pii in case.pii:
-            if pii.type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE"):
-                assert pii.value not in dumped, (case.id, pii.type)
+    return [(case.id, pii.type) for case, result in zip(cases, results, strict=True)
+            for dumped in [json.dumps(result.to_json_dict(), ensure_ascii=False)] for pii in case.pii
+            if pii.type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE") and pii.value in dumped]
+
+
+def test_no_result_of_the_set_holds_a_raw_value(reports):
+    """The guarantee behind every figure: what leaves the stage has no listed personal data in it (dev, which the
+    stage was tuned on; the held-out part below)."""
+    assert raw_contact_values("dev") == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: h12-023's phone '555-0142' "
+                                       "leaves the stage")
+def test_no_heldout_result_holds_a_raw_value(reports):
+    if "heldout" not in reports:
+        pytest.skip(NO_HELDOUT)
+    assert raw_contact_values("heldout") == []
 
 
 def write(path, rows):
