@@ -142,6 +142,10 @@ class PiiConfig(_Strict):
     phone_regions: PhoneRegionConfig = PhoneRegionConfig()
     place_cues: PlaceCueConfig = PlaceCueConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
+    not_name_parts: list[str] = Field(default_factory=list, description="words that make a model's finding a title, "
+                                      "a body or a job, wherever they stand in it: Committee, Librarian, Encuesta")
+    file_extensions: list[str] = Field(default_factory=list, description="top-level domains that are also file "
+                                       "extensions: 'setup.py' without a scheme, 'www.' or a path is a file name")
 
     @model_validator(mode="after")
     def _place_cues_compile(self) -> PiiConfig:  # with the configured name regex
