@@ -383,11 +383,18 @@ THIRTEENTH_ROUND_NOT_NAMES = [
 # languages; a title pair joined by a slash, a job title, a body and a survey's title are not names.
 FIFTEENTH_ROUND_NAMES = [
     ("Grazie,\nLuca Dell'Orto", "Luca Dell'Orto", "<PERSON_1>"),
+    # a name beside a job or a body on one line keeps its finding: the words that are never a name alone do not
+    # make the name one of them
+    ("Thanks,\nAnna Berg Research Officer", "Anna Berg", "<PERSON_1>"),
+    ("Kind regards, Tom Hale Survey Coordinator", "Tom Hale", "<PERSON_1>"),
+    ("Dr. Anna Berg Committee Secretary wrote to us.", "Anna Berg", "<PERSON_1>"),
     ("Cordiali saluti, Chiara Sant'Elia", "Chiara Sant'Elia", "<PERSON_1>"),
     ("Díganle a Pablo Ruiz que la tabla 2 está mal.", "Pablo Ruiz", "<PERSON_1>"),
 ]
 FIFTEENTH_ROUND_NOT_NAMES = [
     "Dear Dr./Prof.,\n\nWe invite you to speak at our congress.",
+    "Transfer the fee within 48 hours.\n\nGrants Disbursement Committee",
+    "The zip is empty.\n\nResearch Librarian, Main Library",
     "Payment is handled by the Grants Disbursement Committee.",
     "Estoy usando la Encuesta de Hogares 2022.",
     "Ich habe den Fragebogen zu Einsamkeit ausgefüllt.",

@@ -142,8 +142,8 @@ class PiiConfig(_Strict):
     phone_regions: PhoneRegionConfig = PhoneRegionConfig()
     place_cues: PlaceCueConfig = PlaceCueConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
-    not_name_parts: list[str] = Field(default_factory=list, description="words that make a model's finding a title, "
-                                      "a body or a job, wherever they stand in it: Committee, Librarian, Encuesta")
+    title_nouns: list[str] = Field(default_factory=list, description="nouns that start a title, never a name: a "
+                                   "model's finding that starts with one is a title (Encuesta, Fragebogen)")
     file_extensions: list[str] = Field(default_factory=list, description="top-level domains that are also file "
                                        "extensions: 'setup.py' without a scheme, 'www.' or a path is a file name")
 

@@ -273,9 +273,9 @@ class NameFilter:
     short all-capital tokens (GDPR, AI, SPSS) and tokens with digits (Q12). spaCy's small model tags such words
     as people or places; "Chrome" is a browser."""
 
-    def __init__(self, not_names: list[str], not_name_parts: list[str] = ()):
+    def __init__(self, not_names: list[str], title_nouns: list[str] = ()):
         self.not_names = {word.casefold() for word in not_names}
-        self.not_name_parts = {word.casefold() for word in not_name_parts}
+        self.title_nouns = {word.casefold() for word in title_nouns}
 
     def keep(self, text: str, finding: RecognizerResult) -> bool:
         if finding.entity_type not in NAME_TYPES:
@@ -295,9 +295,8 @@ class NameFilter:
             return False
         if recognizer == SPACY_RECOGNIZER and any(mark in value for mark in QUOTE_MARKS):
             return False  # a quoted title, not a name: 'Studie „Gesund Altern' (thirteenth round)
-        if any(w.strip(".,;:!?'’\"()").casefold() in self.not_name_parts for w in words):
-            return False  # a body, a job or a survey's title: "Grants Disbursement Committee", "Research Librarian",
-            # "de la Encuesta de Hogares", "Fragebogen zu Einsamkeit" (fifteenth round)
+        if recognizer == SPACY_RECOGNIZER and self.starts_a_title(words):
+            return False  # a survey's title: "de la Encuesta de Hogares", "Fragebogen zu Einsamkeit" (fifteenth round)
         lower_case_cue = recognizer == LOWER_CASE_NAME_RECOGNIZER
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
@@ -316,6 +315,12 @@ class NameFilter:
         not_names = [self.not_a_name(word) for word in words]
         return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES
                                            for n, w in zip(not_names, words, strict=True)))
+
+    def starts_a_title(self, words: list[str]) -> bool:
+        """Whether the first word after particles is a noun that starts a title ("Encuesta", "Fragebogen"): no name
+        starts so, and only the model's findings are asked (a cue's finding ends before such a word)."""
+        first = next((w for w in words if w.casefold() not in NAME_PARTICLES), "")
+        return first.strip(".,;:!?'’\"()").casefold() in self.title_nouns
 
     def not_a_name(self, word: str) -> bool:
         bare = word.strip(".,;:!?¡¿'’\"()[]")
@@ -526,7 +531,7 @@ class PiiRedactor:
         self.analyzer = build_analyzer(config)
         self.batch_analyzer = BatchAnalyzerEngine(self.analyzer)
         self.anonymizer = AnonymizerEngine()
-        self.names = NameFilter(config.not_names, config.not_name_parts)
+        self.names = NameFilter(config.not_names, config.title_nouns)
         self.file_extensions = frozenset(ext.casefold() for ext in config.file_extensions)
         self.context = NameContext(config.name_context, self.names)
 
