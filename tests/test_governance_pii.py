@@ -306,10 +306,12 @@ def test_file_and_module_names_are_not_links():
 
 
 def test_links_without_a_scheme_stay_links():
-    """A whole top-level domain is a link, and a file extension's domain is one too with a path or a scheme."""
+    """A host ending in a public suffix is a link, a file extension's domain too with a path or a scheme, and so is a
+    domain Presidio's own list lacks (it matched ".tr" of ".travel")."""
     result = govern("Cheap backlinks: seo-boost.io, toplinks.sh/deal or https://get-links.py now")
     assert result.redacted_text == "Cheap backlinks: <URL_1>, <URL_2> or <URL_3> now"
     assert result.decision == "reject" and "spam" in result.flags
+    assert govern("My blog is anna-berg.travel, see the post.").redacted_text == "My blog is <URL_1>, see the post."
 
 
 @pytest.mark.parametrize(("message", "phone"), [

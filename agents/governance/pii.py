@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import phonenumbers
 import regex
 import spacy
+import tldextract.tldextract as tldextract_module
 from presidio_analyzer import (
     AnalyzerEngine,
     BatchAnalyzerEngine,
@@ -22,7 +23,7 @@ from presidio_analyzer import (
     RecognizerResult,
 )
 from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
-from presidio_analyzer.predefined_recognizers import PhoneRecognizer, UrlRecognizer
+from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 from presidio_anonymizer import AnonymizerEngine, ConflictResolutionStrategy
 from presidio_anonymizer.entities import OperatorConfig
 from presidio_anonymizer.entities import RecognizerResult as AnonymizerInput
@@ -78,9 +79,7 @@ DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "our", "your"
                "my", "every", "each", "no", "any", "some"}
 SENTENCE_START = set(".!?:;\n\"“(—–-")
 URL_TRAILING = ".,;:!?"
-# The top-level domains of Presidio's URL pattern, read from it (an alternation of `(?:com)|(?:edu)|...`), and what
-# makes a finding a link whatever its end: a scheme or "www.".
-URL_TLDS = frozenset(regex.findall(r"\(\?:([a-z0-9-]+)\)", UrlRecognizer.BASE_URL_REGEX))
+# What makes a URL finding a link whatever its end: a scheme or "www." (a path too, `is_link`).
 URL_SCHEME = regex.compile(r"(?i)(https?://|www\d{0,3}\.)")
 URL_QUOTES = "\"'“”‘’«»"
 
@@ -466,23 +465,21 @@ def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
 
 
 def is_link(text: str, finding: RecognizerResult, file_extensions: frozenset[str]) -> bool:
-    """Whether a URL finding (after `exact_url`) is a link rather than a dotted file or module name. One with a scheme
-    or "www." always is. Without them, its host must end in a whole top-level domain: Presidio's pattern matches the
-    domain as a prefix of a longer word (".co" of "distutils.core", ".se" of "set.seed", ".fr" of "data.frame") and
-    `exact_url` then widens it to the token; and a bare name ending in a top-level domain that is also a file
-    extension ("setup.py", "build.sh", "README.md", Stata's "clean.do"), with no path after it, is a file (fifteenth
-    round: h11-025, a bug report full of file names, had been rejected as "made mostly of links")."""
+    """Whether a URL finding (after `exact_url`) is a link rather than a dotted file or module name. One with a
+    scheme, "www." or a path always is. Without them, its host must end in a public suffix (tldextract's bundled list,
+    offline since `al_integration` was imported): Presidio's pattern matches a top-level domain as a prefix of a longer
+    word (".co" of "distutils.core", ".se" of "set.seed", ".fr" of "data.frame") and `exact_url` then widens it to the
+    token; and a bare name ending in a top-level domain that is also a file extension ("setup.py", "build.sh",
+    "README.md", Stata's "clean.do") is a file (fifteenth round: h11-025, a bug report full of file names, had been
+    rejected as "made mostly of links")."""
     if finding.entity_type != "URL":
         return True
     value = text[finding.start:finding.end].strip(URL_QUOTES)
-    if URL_SCHEME.match(value):
-        return True
-    host = regex.split(r"[/:?#]", value, maxsplit=1)
-    labels = host[0].rstrip(".").split(".")
-    tld = labels[-1].casefold()
-    if len(labels) < 2 or tld not in URL_TLDS:
-        return False
-    return len(host) > 1 or tld not in file_extensions
+    if URL_SCHEME.match(value) or "/" in value.strip("/"):
+        return True  # a scheme, "www." or a path: a link whatever its domain ("shop.example.travel/deal")
+    host = regex.split(r"[:?#]", value, maxsplit=1)[0].rstrip(".")
+    suffix = tldextract_module.TLD_EXTRACTOR(host).suffix.casefold()  # looked up now: the offline extractor
+    return bool(suffix) and suffix not in file_extensions
 
 
 def repeated_mentions(text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
