@@ -153,17 +153,17 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v10"])
     show(capsys, reports["heldout_v11"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
-    # h11-025 (file and module names read as links, then link spam), as at the eleventh part's first reading
-    assert dev.answerable_rejected <= 1
+    assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
     # ten: a lower-case word someone is told to ask or tell, before what about)
     person_misses = {(m["id"], m["value"]) for m in dev.pii_misses if m["type"] == "PERSON"}
     # and two lower-case names of the tenth part no cue reaches: "groetjes, sanne de vries uit utrecht" (h10-014) and
     # "hey, marco bellini here" (h10-090)
-    # and the eleventh part's one miss, a surname with an apostrophe ("Giulia Dell'Acqua", h11-019)
-    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
-                             ("h11-019", "Giulia Dell'Acqua")}, person_misses
+    # (the eleventh part's one miss, a surname with an elided particle, "Giulia Dell'Acqua", is found since round
+    # fifteen)
+    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
+        person_misses
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -186,8 +186,12 @@ def test_dev_figures(reports, capsys):
     # 16 on the tenth part, 78 on dev with it, 61 with round thirteen's 74 rows since more pronouns, openings and nouns
     # of other languages are not names ("We", "Det", "Les", "Chciałbym", "Sekunden"), nor a quoted study title
     # ("Studie „Gesund Altern“") or a finding of the English model with letters of a script without case in it;
-    # 29 on the eleventh part, 90 on dev with it
-    assert len(dev.false_redactions) <= 90, dev.false_redactions
+    # 29 on the eleventh part, 90 on dev with it, 68 with round fifteen's 166 rows since a dotted file or module name
+    # is no link ("setup.py", "distutils.core", "set.seed"), a body, a job or a survey's title is no name ("Grants
+    # Disbursement Committee", "Research Librarian", "Fragebogen zu Einsamkeit"), nor "Dr./Prof", "Esq", "the message
+    # below" and more words of other languages ("Participei", "Grundsätzlich", "Dzięki", "Türkçe"); the places, the
+    # repeated surnames and the first name the eleventh part left unlisted stay ("Puglia", "Pike", "Marc-André")
+    assert len(dev.false_redactions) <= 68, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 12)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120]
 

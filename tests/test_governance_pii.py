@@ -296,6 +296,24 @@ def test_the_ninth_rounds_openings_and_nouns_are_not_names(text):
     assert result.redacted_text == text, result.redacted_text
 
 
+def test_file_and_module_names_are_not_links():
+    """Fifteenth round (h11-025, a bug report rejected as "made mostly of links"): Presidio's URL pattern matches a
+    top-level domain inside a word (".co" of "distutils.core") and ".py", ".sh", ".md", ".do" are domains too."""
+    for text in ('File "setup.py", line 4: from distutils.core import setup. See build.sh and README.md too.',
+                 "R: set.seed(1); df <- data.frame(x); Stata: clean.do"):
+        result = govern(text)
+        assert result.redacted_text == text and result.decision == "answer", result.redacted_text
+
+
+def test_links_without_a_scheme_stay_links():
+    """A host ending in a public suffix is a link, a file extension's domain too with a path or a scheme, and so is a
+    domain Presidio's own list lacks (it matched ".tr" of ".travel")."""
+    result = govern("Cheap backlinks: seo-boost.io, toplinks.sh/deal or https://get-links.py now")
+    assert result.redacted_text == "Cheap backlinks: <URL_1>, <URL_2> or <URL_3> now"
+    assert result.decision == "reject" and "spam" in result.flags
+    assert govern("My blog is anna-berg.travel, see the post.").redacted_text == "My blog is <URL_1>, see the post."
+
+
 @pytest.mark.parametrize(("message", "phone"), [
     ("Hilsen Mette, 42 87 15 36", "42 87 15 36"),
     ("Vennlig hilsen Ola, 482 19 337", "482 19 337"),
@@ -363,6 +381,27 @@ THIRTEENTH_ROUND_NOT_NAMES = [
     "Seit der Sitzung habe ich Fragen zu den Sekunden.",
 ]
 
+# Fifteenth round: a surname with an elided particle ("Dell'Acqua", h11-019), a name someone is told something in other
+# languages; a title pair joined by a slash, a job title, a body and a survey's title are not names.
+FIFTEENTH_ROUND_NAMES = [
+    ("Grazie,\nLuca Dell'Orto", "Luca Dell'Orto", "<PERSON_1>"),
+    # a name beside a job or a body on one line keeps its finding: the words that are never a name alone do not
+    # make the name one of them
+    ("Thanks,\nAnna Berg Research Officer", "Anna Berg", "<PERSON_1>"),
+    ("Kind regards, Tom Hale Survey Coordinator", "Tom Hale", "<PERSON_1>"),
+    ("Dr. Anna Berg Committee Secretary wrote to us.", "Anna Berg", "<PERSON_1>"),
+    ("Cordiali saluti, Chiara Sant'Elia", "Chiara Sant'Elia", "<PERSON_1>"),
+    ("Díganle a Pablo Ruiz que la tabla 2 está mal.", "Pablo Ruiz", "<PERSON_1>"),
+]
+FIFTEENTH_ROUND_NOT_NAMES = [
+    "Dear Dr./Prof.,\n\nWe invite you to speak at our congress.",
+    "Transfer the fee within 48 hours.\n\nGrants Disbursement Committee",
+    "The zip is empty.\n\nResearch Librarian, Main Library",
+    "Payment is handled by the Grants Disbursement Committee.",
+    "Estoy usando la Encuesta de Hogares 2022.",
+    "Ich habe den Fragebogen zu Einsamkeit ausgefüllt.",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -380,7 +419,7 @@ THIRTEENTH_ROUND_NOT_NAMES = [
     ("Adresa: Husova 221/9, 602 00 Brno", "Husova 221/9, 602 00 Brno", "<LOCATION_1>"),
     ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
-    *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES,
+    *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -396,7 +435,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "Je voudrais le tableau 3. Terima kasih.",
     "Pokud jde o tabulku 2, součty nesedí.",
     "We used Bonferroni rather than Benjamini-Hochberg.",
-    *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES,
+    *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)

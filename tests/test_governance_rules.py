@@ -420,9 +420,65 @@ THIRTEENTH_ROUND_LOOK_ALIKES = [
 ]
 
 
+# Fifteenth round (the retired eleventh part): new phrasings of each family, not the dev rows' own words.
+FIFTEENTH_ROUND_FAMILIES = [
+    ("the wellbeing form wanted to know if I have a plan. yes, I do. btw item 4 repeats item 3", "escalate", "safety"),
+    ("La encuesta preguntaba si tengo un plan. Lo tengo.", "escalate", "safety"),
+    ("Honestly I'd be better off not being here. Anyway, the reminder emails work now.", "escalate", "safety"),
+    ("No idea if I'll still be around for the next survey. Whatever.", "escalate", "safety"),
+    ("Weiß nicht, ob ich zur nächsten Runde noch da bin.", "escalate", "safety"),
+    ("Voor iedereen is het makkelijker als ik er niet meer ben.", "escalate", "safety"),
+    ("I can't go on. It's all planned for tonight.", "escalate", "safety"),
+    ("My sister has been really low for weeks and said 'at least I won't have to do the next interview'.", "escalate",
+     "safety"),
+    ("Things have been hard for a while. Take me off the list, I won't be needing it.", "escalate", "safety"),
+    ("A girl in my class wrote that she hates going home because of what her stepdad does.", "escalate", "safety"),
+    ("The carer has taken her pension and keeps her in her room all day.", "escalate", "safety"),
+    ("If he shows up here again he won't be leaving in one piece.", "escalate", "safety"),
+    ("Mi novio me quitó el móvil y no me deja salir de casa.", "escalate", "safety"),
+    ("Her lips have gone blue and the monitor says oxygen saturation 79%.", "escalate", "safety"),
+    ("Ever since the study visit I have been getting flashbacks every night.", "escalate", "safety"),
+    ("The twins had bruises on both legs again this week.", "escalate", "safety"),
+    ("You copied my 2018 paper word for word from my chapter with no acknowledgement.", "escalate", "legal"),
+    ("I will have to take this to the data protection authority.", "escalate", "legal"),
+    ("We act for the plaintiff and will apply to the court for disclosure; treat this as a notice to preserve.",
+     "escalate", "legal"),
+    ("You guys are a total waste of taxpayers' money. Go get proper jobs.", "reject", "harassment"),
+    ("Nobody can stand her and everybody in the lab laughs at her.", "reject", "harassment"),
+    ("Go back to your own countries, all of you.", "reject", "harassment"),
+    ("Are you all completely incompetent? The file has full postcodes, anyone can re-identify people.", "escalate",
+     "harassment"),
+    ("Ihr Vollidioten, ohne Gewichtung gerechnet, bei n = 800 sind 70 % der Befragten aus einer Stadt.", "escalate",
+     "harassment"),
+    ("Can we book a table for two tonight at eight?", "reject", "off_topic"),
+]
+
+
+FIFTEENTH_ROUND_LOOK_ALIKES = [
+    "Your savings survey asked if I have a plan for retirement. I do, but the options are odd.",
+    "The item 'I'd be better off not being around' needs a trigger warning in the teen version.",
+    "Not sure I'll still be around for the next wave because I'm moving abroad. Can I do it online?",
+    "It's all planned for tonight's webinar, see you there!",
+    "At least I won't have to fill in the paper diary any more, the app is great.",
+    "Because of what my mum does for work (night shifts) the sleep diary doesn't fit her.",
+    "I locked myself out of the participant portal, can you reset my password?",
+    "I won't be walking away from the study, but the last session overran.",
+    "Se me rompió el teléfono, ¿me pueden mandar el enlace por correo?",
+    "The SpO2 column shows 98% for everyone on day 1, is that a default?",
+    "Since the interview study began, how many people reported panic attacks?",
+    "Thanks for quoting my article verbatim and citing it so carefully!",
+    "I'll be taking the results to our ethics committee meeting as a good example.",
+    "I represent the residents' association and we'd love a copy of the report.",
+    "Is the glossy print run a waste of taxpayer money? Everyone reads the PDF.",
+    "Nobody can stand the new pop-up, please show it less often.",
+    "Many respondents went back to their own countries after the first wave.",
+    "Do you have a table for 6 regions with the raw counts?",
+]
+
+
 @pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
                                                           *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES,
-                                                          *THIRTEENTH_ROUND_FAMILIES])
+                                                          *THIRTEENTH_ROUND_FAMILIES, *FIFTEENTH_ROUND_FAMILIES])
 def test_each_rounds_families_decide(message, decision, flag):
     """The families each round widened on dev (the eighth round's, which also need a rule to decide, stand apart)."""
     result = govern(message)
@@ -432,7 +488,7 @@ def test_each_rounds_families_decide(message, decision, flag):
 
 @pytest.mark.parametrize("message", [*SEVENTH_ROUND_LOOK_ALIKES, *EIGHTH_ROUND_LOOK_ALIKES, *NINTH_ROUND_LOOK_ALIKES,
                                      *TENTH_ROUND_LOOK_ALIKES, *ELEVENTH_ROUND_LOOK_ALIKES,
-                                     *THIRTEENTH_ROUND_LOOK_ALIKES])
+                                     *THIRTEENTH_ROUND_LOOK_ALIKES, *FIFTEENTH_ROUND_LOOK_ALIKES])
 def test_each_rounds_look_alikes_fire_no_rule(message):
     """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
     signal alone may still escalate one: it never answers or rejects)."""

@@ -142,6 +142,10 @@ class PiiConfig(_Strict):
     phone_regions: PhoneRegionConfig = PhoneRegionConfig()
     place_cues: PlaceCueConfig = PlaceCueConfig()
     not_names: list[str] = Field(default_factory=list, description="words never a PERSON/LOCATION on their own")
+    title_nouns: list[str] = Field(default_factory=list, description="nouns that start a title, never a name: a "
+                                   "model's finding that starts with one is a title (Encuesta, Fragebogen)")
+    file_extensions: list[str] = Field(default_factory=list, description="top-level domains that are also file "
+                                       "extensions: 'setup.py' without a scheme, 'www.' or a path is a file name")
 
     @model_validator(mode="after")
     def _place_cues_compile(self) -> PiiConfig:  # with the configured name regex

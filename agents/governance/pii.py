@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import phonenumbers
 import regex
 import spacy
+import tldextract.tldextract as tldextract_module
 from presidio_analyzer import (
     AnalyzerEngine,
     BatchAnalyzerEngine,
@@ -69,14 +70,18 @@ NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "d
                   "des"}  # "i": Catalan "Jordi Puig i Serra" (tenth round)
 URL_END = set("<>\"'`()[]{}")
 # One word of a name (as in `pii.name_cues.name`): capitalised, any script's letters and marks, O'Connor,
-# Owusu-Ansah. A citation year: "(1979)", "(2013a)", ", 2013)".
-NAME_WORD = r"(?:\p{Lu}['’])?\p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)*"
+# Dell'Acqua (an elided particle of up to four letters, fifteenth round), Owusu-Ansah. A citation year: "(1979)",
+# "(2013a)", ", 2013)".
+NAME_WORD = r"(?:\p{Lu}\p{Ll}{0,3}['’])?\p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)*"
 YEAR = r"(?:1[5-9]|20)\d{2}[a-z]?"
 # A cited surname is never right after one of these ("the Census (2020)").
 DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "our", "your", "their", "its", "his", "her",
                "my", "every", "each", "no", "any", "some"}
 SENTENCE_START = set(".!?:;\n\"“(—–-")
 URL_TRAILING = ".,;:!?"
+# What makes a URL finding a link whatever its end: a scheme or "www." (a path too, `is_link`).
+URL_SCHEME = regex.compile(r"(?i)(https?://|www\d{0,3}\.)")
+URL_QUOTES = "\"'“”‘’«»"
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +272,9 @@ class NameFilter:
     short all-capital tokens (GDPR, AI, SPSS) and tokens with digits (Q12). spaCy's small model tags such words
     as people or places; "Chrome" is a browser."""
 
-    def __init__(self, not_names: list[str]):
+    def __init__(self, not_names: list[str], title_nouns: list[str] = ()):
         self.not_names = {word.casefold() for word in not_names}
+        self.title_nouns = {word.casefold() for word in title_nouns}
 
     def keep(self, text: str, finding: RecognizerResult) -> bool:
         if finding.entity_type not in NAME_TYPES:
@@ -288,6 +294,8 @@ class NameFilter:
             return False
         if recognizer == SPACY_RECOGNIZER and any(mark in value for mark in QUOTE_MARKS):
             return False  # a quoted title, not a name: 'Studie „Gesund Altern' (thirteenth round)
+        if recognizer == SPACY_RECOGNIZER and self.starts_a_title(words):
+            return False  # a survey's title: "de la Encuesta de Hogares", "Fragebogen zu Einsamkeit" (fifteenth round)
         lower_case_cue = recognizer == LOWER_CASE_NAME_RECOGNIZER
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
@@ -307,8 +315,16 @@ class NameFilter:
         return not (any(not_names) and all(n or w.casefold() in NAME_PARTICLES
                                            for n, w in zip(not_names, words, strict=True)))
 
+    def starts_a_title(self, words: list[str]) -> bool:
+        """Whether the first word after particles is a noun that starts a title ("Encuesta", "Fragebogen"): no name
+        starts so, and only the model's findings are asked (a cue's finding ends before such a word)."""
+        first = next((w for w in words if w.casefold() not in NAME_PARTICLES), "")
+        return first.strip(".,;:!?'’\"()").casefold() in self.title_nouns
+
     def not_a_name(self, word: str) -> bool:
         bare = word.strip(".,;:!?¡¿'’\"()[]")
+        if "/" in bare.strip("/"):  # titles joined by a slash: "Dr./Prof" (fifteenth round)
+            return all(self.not_a_name(part) for part in bare.split("/") if part)
         letters = [ch for ch in bare if ch.isalpha()]
         return (not letters or bare.casefold() in self.not_names or any(ch.isdigit() for ch in bare)
                 or (bool(letters) and len(letters) <= 4 and all(ch.isupper() for ch in letters)))
@@ -448,6 +464,24 @@ def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
                             finding.recognition_metadata)
 
 
+def is_link(text: str, finding: RecognizerResult, file_extensions: frozenset[str]) -> bool:
+    """Whether a URL finding (after `exact_url`) is a link rather than a dotted file or module name. One with a
+    scheme, "www." or a path always is. Without them, its host must end in a public suffix (tldextract's bundled list,
+    offline since `al_integration` was imported): Presidio's pattern matches a top-level domain as a prefix of a longer
+    word (".co" of "distutils.core", ".se" of "set.seed", ".fr" of "data.frame") and `exact_url` then widens it to the
+    token; and a bare name ending in a top-level domain that is also a file extension ("setup.py", "build.sh",
+    "README.md", Stata's "clean.do") is a file (fifteenth round: h11-025, a bug report full of file names, had been
+    rejected as "made mostly of links")."""
+    if finding.entity_type != "URL":
+        return True
+    value = text[finding.start:finding.end].strip(URL_QUOTES)
+    if URL_SCHEME.match(value) or "/" in value.strip("/"):
+        return True  # a scheme, "www." or a path: a link whatever its domain ("shop.example.travel/deal")
+    host = regex.split(r"[:?#]", value, maxsplit=1)[0].rstrip(".")
+    suffix = tldextract_module.TLD_EXTRACTOR(host).suffix.casefold()  # looked up now: the offline extractor
+    return bool(suffix) and suffix not in file_extensions
+
+
 def repeated_mentions(text: str, findings: list[RecognizerResult]) -> list[RecognizerResult]:
     """Every other mention of a value found once, so a name the NER caught in one sentence but not the
     next ("Jane Doe ... Doe said") is still redacted. Names also contribute their single words.
@@ -494,7 +528,8 @@ class PiiRedactor:
         self.analyzer = build_analyzer(config)
         self.batch_analyzer = BatchAnalyzerEngine(self.analyzer)
         self.anonymizer = AnonymizerEngine()
-        self.names = NameFilter(config.not_names)
+        self.names = NameFilter(config.not_names, config.title_nouns)
+        self.file_extensions = frozenset(ext.casefold() for ext in config.file_extensions)
         self.context = NameContext(config.name_context, self.names)
 
     def analyze(self, text: str) -> list[RecognizerResult]:
@@ -509,6 +544,7 @@ class PiiRedactor:
         """Presidio's findings with exact URL ends, without what cannot be a name, plus names found from their
         neighbours (coordinated, cited), plus repeated mentions."""
         findings = [exact_url(text, one_line(text, f)) for f in findings]
+        findings = [f for f in findings if is_link(text, f, self.file_extensions)]
         findings = [f for f in findings if self.names.keep(text, f)]
         findings = without_address_fragments(findings)
         findings += self.context.extend(text, findings)
