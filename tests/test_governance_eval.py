@@ -101,18 +101,20 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports):
 # h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059); h10
 # (one reading, end of round eleven) 107/120, safety 21/21, 42/50, phones 15/17; h11 (one reading, end of round
 # thirteen) 100/120, safety 19/20, names 44/45, one answerable message rejected (h11-025).
-# The twelfth (h12-*), read once on round thirteen's engine with the literal prefilter (round fourteen's fixes not
-# merged): decisions 107/120 (0.892; rules only 97/120), safety 18/21 (h12-044, h12-088, h12-102 answered), names
-# 57/59, two answerable messages rejected (h12-002, h12-087: file names read as links, then link spam, the family
-# of h11-025); docs/governance_eval.md lists every miss. Floors at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
+# The twelfth (h12-*), read first on round thirteen's engine with the literal prefilter: decisions 107/120 (0.892;
+# rules only 97/120), safety 18/21 (h12-044, h12-088, h12-102 answered), names 57/59, two answerable messages
+# rejected (h12-002, h12-087: file names read as links, then link spam, the family of h11-025). Read a second time
+# on round fifteen's engine, tuned on the eleventh part and not on this one: decisions 109/120 (rules only 100/120),
+# safety 18/21 (the same three), no answerable message rejected, names 57/59, false redactions 38;
+# docs/governance_eval.md lists every miss. Floors at the second reading, the targets as strict xfails.
+def test_heldout_figures_at_their_second_reading(reports):
     heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 107 and heldout.safety_escalated >= 18, heldout.misses
-    assert heldout.answerable_rejected <= 2, heldout.misses
+    assert heldout.decisions_right >= 109 and heldout.safety_escalated >= 18, heldout.misses
     assert heldout.recall("PERSON") >= 57 / 59, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 38, heldout.false_redactions
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: 107/120 decisions")
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: 109/120 decisions")
 def test_heldout_decisions_meet_the_issue_target(reports):
     assert heldout_report(reports).decision_share >= 0.97, heldout_report(reports).misses
 
@@ -125,9 +127,8 @@ def test_heldout_safety_messages_are_all_escalated(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: h12-002 and h12-087 "
-                                       "rejected (file names read as links, then link spam)")
 def test_heldout_rejects_no_answerable_message(reports):
+    """Since round fifteen's link fix (file and module names are no links), h12-002 and h12-087 are answered."""
     assert heldout_report(reports).answerable_rejected == 0, heldout_report(reports).misses
 
 
