@@ -409,15 +409,25 @@ def _yours(toks: list[_Token], t: _Token) -> bool:
 
 
 def _negated_or_planned(toks: list[_Token], verb: _Token) -> bool:
-    """The verb is negated, or it or a clause above it is introduced by "if", "once", "until" ..."""
+    """The verb is negated, or it or a clause above it is introduced by "if", "once", "until" ... A relative clause
+    is under the condition of the clause its noun is in ("if your data were used in results that have since been
+    published"), not under its negation."""
+    relative = False
     for _ in range(6):  # a few levels up is enough for a sentence; the root is its own head
-        if any(toks[c].dep == "neg" or (toks[c].dep == "mark" and toks[c].lower in PLANNED) for c in verb.children):
+        if any((toks[c].dep == "neg" and not relative) or (toks[c].dep == "mark" and toks[c].lower in PLANNED)
+               for c in verb.children):
             return True
         if verb.head == verb.i or verb.dep not in ("conj", "advcl", "ccomp", "xcomp", "relcl", "pcomp"):
             return False
         head = toks[verb.head]
         if any(toks[k].text == ";" for k in range(min(verb.i, head.i), max(verb.i, head.i))):
             return False  # a clause after a semicolon is another sentence, whatever the parser hung on what
+        if verb.dep == "relcl":  # from the noun to the verb of its clause
+            relative = True
+            for _ in range(3):
+                if head.tag.startswith("VB") or head.head == head.i:
+                    break
+                head = toks[head.head]
         verb = head
     return False
 

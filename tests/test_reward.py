@@ -220,6 +220,8 @@ class TestOverselling:
         "Last Tuesday's survey was the one-minute reading check we give every child.",
         "You sent it yesterday, and we will reply by Friday.",
         "Pupils who already receive free meals are left out of the estimate.",
+        # a relative clause under a condition (reader set h8-14's careful reply)
+        "If any of your answers were used in results that have since been published, we will tell you.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
