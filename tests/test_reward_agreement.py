@@ -1,8 +1,8 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the seven held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-* and
-h8-*, are dev now: they were read and tuned against). A held-out part is written blind and read once before the
-round's changes; between two parts (the last retired, the next not added yet) there is none and its test skips
+Dev is what the reward was tuned on (the eight held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
+h8-* and h9-*, are dev now: they were read and tuned against). A held-out part is written blind and read once before
+the round's changes; between two parts (the last retired, the next not added yet) there is none and its test skips
 (docs/reward.md has every reading)."""
 
 import pytest
@@ -34,16 +34,15 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.95  # 0.997
+    assert dev.overall >= 0.99  # 0.992 with h9 (285 messages)
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 0.98  # 260 of 263 (247 of 260 before round nine's newsletter and
-    # misread checks; h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote and
-    # d49's case for cycle lanes to a journalist asking which figure is right still >= 0)
+    assert dev.share_below_zero("off_target") >= 283 / 293  # 260 of 263, and h9's 23 of 30 (h19's partnership offer
+    # written as the start-up, h8-22's thanks for kind words nobody wrote, d49's case for cycle lanes to a journalist
+    # asking which figure is right and seven in-role replies of h9 about another matter still >= 0)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 0.96  # h7-*, h8-*, d49-d51 and four hand-written dev replies: 0.924 before round
-    # nine's checks of inventions without a verb of work (a recent past time, "already", a reference number), 0.964 now
+    assert dev.rate("invented") >= 0.93  # 184 of 197 with h9 (its 52 of 60: flat statements of a cause or outcome)
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -69,8 +68,11 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # the seventh held-out part's three (dev since) pass since round nine: h8-21's careful (the feedback's own figures
     # are no uncited statistics), h8-02's (a reviewer's terms in whole sentences are not stitched), h8-01's plain (its
     # versions and "a gzipped file" take up the bug report; "we don't know the cause" is honest on receipt)
-    assert len(failures) <= 2, failures
-    assert all("is not in the feedback" in why for _, _, why in failures), failures
+    # the eighth held-out part's first reading (dev since): h9-15's careful (the coherence gate's parser finds no
+    # subject in two long formal sentences)
+    known = [("h9-15", "careful")]
+    assert len([f for f in failures if f[:2] not in known]) <= 2, failures
+    assert all("is not in the feedback" in why for i, k, why in failures if (i, k) not in known), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -90,33 +92,15 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the eighth (h9-*), written blind (asked for in-role off-target replies, inventions
-    without a verb of work, feedback with its own numbers and long technical messages) and read once, before any
-    change made for it, on the reward after round nine. With the governance placeholders its writer was told
-    (<PHONE_NUMBER_1>, <EMAIL_ADDRESS_1>: a mistake of the brief; the stage writes <PHONE_1>, <EMAIL_1>, which the
-    data now has): agreement 0.957, h9-16's two genuine replies failing the role gate on a placeholder the stage
-    never writes. With the stage's own names: agreement 0.971, genuine above invented 0.867 (52 of 60), careful
-    above salad 30/30, careful >= 0 29/30 (h9-15: the coherence gate's parser finds no subject in a long careful
-    reply), plain >= 0 30/30, salad and placeholder < 0 30/30, off-target < 0 23/30, invented < 0 14/30. Floors
-    at that reading (docs/reward.md). The seventh (h8-*) is dev now (`heldout_v7`); its first reading was 0.957."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The eighth
+    (h9-*, asked for in-role off-target replies, inventions without a verb of work, feedback with its own numbers and
+    long technical messages) was read twice (0.971 both times) and is dev now (`heldout_v8`; docs/reward.md). Until
+    the ninth (h10-*) is added there is nothing to score; the next part's first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.97  # 0.971
-    assert heldout.rate("invented") >= 0.86  # 52 of 60
+    assert heldout.overall >= 0.95
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") == 0
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 23 / 30
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the eighth held-out part: careful h9-15 "
-                                       "< 0 (coherence gate), 7 off-target replies >= 0")
-def test_heldout_meets_every_sign_target():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
@@ -129,3 +113,14 @@ def test_the_seventh_part_meets_every_sign_target(dev_scored):
     assert len(h8) == 270
     assert all(total >= 0 for r, total in h8 if r.kind in GENUINE_KINDS and not r.after_work)
     assert all(total < 0 for r, total in h8 if r.kind in ("salad", "off_target", "placeholder"))
+
+
+@pytest.mark.xfail(strict=True, reason="the eighth part's first reading (dev since) misses issue #12's sign "
+                                       "targets: careful h9-15 < 0 (coherence gate), 7 off-target replies >= 0")
+def test_the_eighth_part_meets_every_sign_target(dev_scored):
+    messages, results = dev_scored
+    h9 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v8"
+          for r, res in zip(m.replies, rs, strict=True)]
+    assert len(h9) == 270
+    assert all(total >= 0 for r, total in h9 if r.kind in GENUINE_KINDS and not r.after_work)
+    assert all(total < 0 for r, total in h9 if r.kind in ("salad", "off_target", "placeholder"))
