@@ -216,9 +216,11 @@ def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader
                 if subject.dep == "nsubj" and subject.tag in ("NN", "NNS") and subject.lower not in reader.agents:
                     found.append(f"'{subject.text}' cannot '{t.text}'")
         if t.dep in ("ROOT", "ccomp", "advcl") and not t.has_child(toks, SUBJECTS):
-            if t.tag in ("VBD", "VBP", "VBZ") and t.i > start + 1 and t.lower not in SUBJECTLESS:
+            if (t.tag in ("VBD", "VBP", "VBZ") and t.i > start + 1 and t.lower not in SUBJECTLESS
+                    and not _subject_read_as_object(toks, t)):
                 found.append(f"no subject for '{t.text}'")
-            elif t.tag == "VBN" and t.has_child(toks, AUXPASS):
+            elif (t.tag == "VBN" and t.has_child(toks, AUXPASS)
+                  and not any(toks[c].tag == "TO" for c in t.children)):  # an infinitive has none: "came to be used"
                 found.append(f"no subject for '{t.text}'")
         if t.dep in ("nsubj", "nsubjpass"):
             head = toks[t.head]
@@ -228,6 +230,22 @@ def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader
                   and not head.has_child(toks, COPULAS)):
                 found.append(f"'{t.text}' is the subject of no verb")  # "... everyone you still unclear"
     return found
+
+
+def _subject_read_as_object(toks: list[_Token], verb: _Token) -> bool:
+    """The parser read the complementiser "that" as a determiner, so the subject of the clause it opens became the
+    object of the verb before it: "We recognise that section 6.2 of the 2021 agreement requires your board's
+    approval" (h9-15's careful reply) parses as "recognise [that section]" with "requires" subjectless. A long
+    formal sentence of the team's, not a broken one: the object with "that" right after its verb stands before the
+    subjectless verb, which hangs from the same verb."""
+    head = toks[verb.head]
+    for c in head.children:
+        obj = toks[c]
+        if obj.dep == "dobj" and head.i < obj.i < verb.i and head.i + 1 < len(toks):
+            that = toks[head.i + 1]
+            if that.lower == "that" and that.dep == "det" and that.head == obj.i:
+                return True
+    return False
 
 
 def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, reader: "SentenceReader") -> list[str]:

@@ -438,6 +438,28 @@ class TestCoherence:
         salad = next(r.text for r in message.replies if r.kind == "salad")
         assert score(salad, message.feedback).components["coherence"].score == -1.0
 
+    def test_a_complementiser_read_as_a_determiner_and_an_infinitive_passive_are_no_broken_grammar(self):
+        """h9-15's careful reply (-0.55 before): "We recognise that section 6.2 of the 2021 agreement requires your
+        board's approval" parses as "recognise [that section]" with "requires" subjectless, and "how the data came to
+        be used" as a passive without subject; two slips in five long formal sentences failed the gate. A finite verb
+        whose subject the parser made the object of the verb before "that", and an infinitive, are no breaks; the
+        same verbs without a subject in a salad still are."""
+        reader = default_scorer()._reader
+        (reading,), _ = reader.read_with_feedbacks([
+            "We recognise that section 6.2 of the 2021 agreement requires your board's prior approval. We do not yet "
+            "know how the data came to be used without a request to you."], [])
+        assert reading.anomalies == []
+        (salad,), _ = reader.read_with_feedbacks([
+            "Before we commit to check the species suggests it will keep the stray comma was tested on the village."],
+            [])
+        assert salad.anomalies
+        from data.reader_set import load_reader_set
+
+        message = next(m for m in load_reader_set("dev") if m.id == "h9-15")
+        careful = next(r.text for r in message.replies if r.kind == "careful")
+        result = score(careful, message.feedback)
+        assert result.components["coherence"].score == 1.0 and result.total >= 0.5
+
     def test_a_phrase_said_three_times_in_a_row_is_a_loop_however_short(self):
         """The third 20-step run's fb-0091: four "Northern Lights:" in a 49-word reply, 10% of its 4-grams, under
         the share the loop check allows."""

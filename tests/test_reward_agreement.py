@@ -68,11 +68,9 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # the seventh held-out part's three (dev since) pass since round nine: h8-21's careful (the feedback's own figures
     # are no uncited statistics), h8-02's (a reviewer's terms in whole sentences are not stitched), h8-01's plain (its
     # versions and "a gzipped file" take up the bug report; "we don't know the cause" is honest on receipt)
-    # the eighth held-out part's first reading (dev since): h9-15's careful (the coherence gate's parser finds no
-    # subject in two long formal sentences)
-    known = [("h9-15", "careful")]
-    assert len([f for f in failures if f[:2] not in known]) <= 2, failures
-    assert all("is not in the feedback" in why for i, k, why in failures if (i, k) not in known), failures
+    # h9-15's careful passes since round ten (a complementiser read as a determiner, an infinitive passive: no breaks)
+    assert len(failures) <= 2, failures
+    assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -116,7 +114,7 @@ def test_the_seventh_part_meets_every_sign_target(dev_scored):
 
 
 @pytest.mark.xfail(strict=True, reason="the eighth part's first reading (dev since) misses issue #12's sign "
-                                       "targets: careful h9-15 < 0 (coherence gate), 7 off-target replies >= 0")
+                                       "targets: 7 off-target replies >= 0 (h9-15's careful passes since round ten)")
 def test_the_eighth_part_meets_every_sign_target(dev_scored):
     messages, results = dev_scored
     h9 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v8"
