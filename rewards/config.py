@@ -150,6 +150,11 @@ class RoleConfig(_Strict):
     misread_request: str
     misread_generic: list[str]
     promotion: list[str]
+    thanks_for: str
+    thanks_generic: list[str]
+    thanked_absent_words: int = Field(ge=1)
+    grave_news: str
+    cheer: str
 
 
 class GatesConfig(_Strict):

@@ -42,6 +42,15 @@ MISREAD_STOP = frozenset({"and", "or", "but", "so", "with", "for", "from", "at",
                           "too", "really", "on", "to", "of", "in", "about", "this", "the", "a", "an"})
 
 
+# In what the reply thanks the sender for: the words that introduce the act's object, and those that start a clause
+# of its own ("asking before relying on the figure", "writing when you could simply have closed the survey").
+THANKED_INTRO = frozenset({"our", "your", "the", "this", "that", "these", "those", "its", "their", "a", "an", "of", "on",
+                           "about", "to", "in", "into", "with", "over"})
+THANKED_CLAUSE = frozenset({"and", "or", "but", "so", "as", "before", "after", "when", "while", "despite", "because",
+                            "if", "since", "though", "although", "until", "which", "who", "that", "where", "how",
+                            "what", "whether", "than", "rather", "by"})
+
+
 def _words_pattern(terms: list[str]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\b")
 
@@ -57,6 +66,7 @@ class SenderFacts:
     stems: frozenset[str]  # 5-letter stems of the feedback's words
     body_stems: frozenset[str] = frozenset()  # the same without the feedback's own greeting line ("Dear colleagues,")
     collective: bool = False  # the sender speaks for several ("several of us")
+    grave: bool = False  # the feedback tells of a death
 
 
 class RoleCheck:
@@ -82,6 +92,10 @@ class RoleCheck:
         self._misread = re.compile(cfg.misread_request)
         self._not_misread = self._work_nouns | frozenset(cfg.misread_generic)
         self._promotion = re.compile("|".join(f"(?:{p})" for p in cfg.promotion))
+        self._thanks_for = re.compile(cfg.thanks_for)
+        self._thanks_generic = frozenset(cfg.thanks_generic)
+        self._grave = re.compile(cfg.grave_news)
+        self._cheer = re.compile(cfg.cheer)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -95,7 +109,8 @@ class RoleCheck:
         return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), links, team, signer,
                            frozenset(stem(w, self.stem_chars) for w in words),
                            frozenset(stem(w, self.stem_chars) for w in WORD.findall(body.lower())),
-                           bool(self._collective.search(feedback.lower())))
+                           bool(self._collective.search(feedback.lower())),
+                           bool(self._grave.search(feedback.lower())))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True) -> tuple[bool, str]:
@@ -144,9 +159,16 @@ class RoleCheck:
         if misread := self._misread_request(lower, facts, covers_points):
             return False, (f"Says the sender asked about, wanted or enjoyed {misread!r}, which the feedback does not "
                            "mention: a reply to another message.")
-        if not covers_points and (m := self._promotion.search(lower)):
-            return False, (f"Promotes the team's news, events or studies ({reply[m.start() : m.end()]!r}) and leaves "
-                           "out some of what the sender wrote about: a newsletter, not a reply.")
+        if thanked := self._thanked_for_elsewhere(lower, facts):
+            return False, (f"Thanks the sender for {thanked!r}, which the feedback does not mention: thanks for "
+                           "something the sender never did, a reply to another message.")
+        if facts.grave and (m := self._cheer.search(lower)):
+            return False, (f"Answers news of a death with cheer ({reply[m.start() : m.end()]!r}): a reply to another "
+                           "message.")
+        if (m := self._promotion.search(lower)) and (not covers_points or self._news_elsewhere(lower, m, facts)):
+            return False, (f"Promotes the team's news, events or studies ({reply[m.start() : m.end()]!r}) about a "
+                           "matter the sender did not raise, or leaving out some of what they wrote about: a "
+                           "newsletter, not a reply.")
         team_work = [n for n in yours if n in self._work_nouns]
         reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
@@ -217,6 +239,62 @@ class RoleCheck:
             if not covers_points and (absent[0] or absent[-1]):
                 return m.group().strip()
         return ""
+
+    def _named_after(self, text: str) -> list[str]:
+        """The words that name a thing at the start of `text`, after its determiners, up to the first small word:
+        "a free workshop for independent retailers" -> ["free", "workshop"]."""
+        words = WORD.findall(text)[:8]
+        while words and words[0] in MISREAD_STOP:
+            words = words[1:]
+        for k, word in enumerate(words):
+            if word in MISREAD_STOP:
+                return words[:k]
+        return words
+
+    def _news_elsewhere(self, lower: str, m: re.Match, facts: SenderFacts) -> bool:
+        """The news is about a matter the sender did not raise: none of the words naming what is announced, hosted
+        or recruited for ("we are also hosting a free workshop", or the verb itself, "we are still recruiting") is
+        the feedback's. A newsletter whatever else the reply takes up."""
+        named = self._named_after(lower[m.end():]) or WORD.findall(m.group())[-1:]
+        named = [w for w in named if len(w) > 2]
+        return bool(named) and all(stem(w, self.stem_chars) not in facts.stems for w in named)
+
+    def _thanked_for_elsewhere(self, lower: str, facts: SenderFacts) -> str:
+        """What the reply thanks the sender for, when the thing it names is not in the feedback: "for the honest
+        review of the ethics process and for checking our code" to a feature request. The act may be said in the
+        reply's own words ("for spotting this", "for digging into the failure"), so only the objects of the act, the
+        words after a determiner or a preposition that follows it, are looked up, and only when at least
+        `thanked_absent_words` of them, none generic and none the feedback's, name it."""
+        absent: list[str] = []
+        found = ""
+        for m in self._thanks_for.finditer(lower):
+            for part in re.split(r"\s+and\s+for\s+", m.group(1)):
+                objects = self._thanked_objects(part)
+                if any(stem(w, self.stem_chars) in facts.stems for w in objects):
+                    return ""
+                if objects:
+                    absent += objects
+                    found = found or part.strip()
+        return found if len(set(absent)) >= self.cfg.thanked_absent_words else ""
+
+    def _thanked_objects(self, part: str) -> list[str]:
+        """The content words after the act's head that follow a determiner, possessive or preposition, up to a
+        subordinate clause ("asking before relying on the figure": none): "the honest review of the ethics process"
+        -> ["ethics", "process"], "checking our code" -> ["code"]."""
+        head, objects, introduced = None, [], False
+        for word in WORD.findall(part):
+            if word in THANKED_CLAUSE and head is not None:
+                break
+            if word in THANKED_INTRO:
+                introduced = head is not None
+                continue
+            if len(word) < 3 or word in MISREAD_STOP or word in self._thanks_generic and head is None:
+                continue
+            if head is None:
+                head = word
+            elif introduced and word not in self._thanks_generic:
+                objects.append(word)
+        return objects
 
     def _byline(self, reply: str) -> re.Match | None:
         """ "by <PERSON_1>" in a short heading (the text up to the first colon or line break), not in a sentence

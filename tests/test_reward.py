@@ -612,6 +612,51 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 
+    @pytest.mark.parametrize("reply, why", [
+        # a training run's reply to a feature request (+1.00): thanks for acts the sender never did
+        ("Thank you for the honest review of the ethics process and for checking our code. " + PLAIN,
+         "thanks for a review and a check nobody made"),
+        # round ten: the eighth held-out part's in-role replies about another matter (h9-22, h9-20), taking up the
+        # feedback's terms in full
+        (PLAIN + " We are also hosting a free workshop for journalists on reading annual statistics next month.",
+         "an event the sender did not raise"),
+        (PLAIN + " We are still recruiting, and would welcome referrals from your readers.",
+         "recruitment the sender did not raise"),
+    ])
+    def test_thanks_or_news_about_a_matter_the_sender_did_not_raise_fails_however_much_else_is_taken_up(self, reply,
+                                                                                                        why):
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score == 1.0
+        assert result.components["role"].score == -1.0, (why, result.components["role"].explanation)
+        assert result.total < 0
+
+    @pytest.mark.parametrize("thanks", [
+        "Thanks for spotting this.",  # the act in the reply's own words
+        "Thank you for checking the arithmetic so carefully.",  # one word of its own is a careful reader's
+        "Thanks for the clear report and for taking the time to write.",  # what any sender did
+        "Thank you for your interest in the refused requests.",  # the sender's words
+        "Thanks for raising the refused requests and the consent wording with us directly.",
+    ])
+    def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
+        result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
+
+    def test_news_of_a_death_answered_with_cheer_fails(self):
+        """h9-02's off-target reply (+0.68 before): to a widow whose late husband was invited to a follow-up, "We are
+        delighted to confirm that the five-year follow-up clinics will run on Tuesday and Thursday mornings". VADER
+        reads her quiet note as positive; the role gate reads the death."""
+        feedback = ("Your letter inviting <PERSON_1> to the second visit of the sleep study arrived today. He died in "
+                    "May. I would rather not receive any more letters.")
+        cheer = ("Thank you for getting in touch. We are delighted to confirm that the second visits of the sleep "
+                 "study will run on Monday mornings, and that the letters include a map of the clinic.")
+        assert score(cheer, feedback).components["role"].score == -1.0 and score(cheer, feedback).total < 0
+        sorry = ("I am so sorry for your loss, and sorry that our letter was addressed to him. We will mark his record "
+                 "today so that no further letters about the sleep study are sent, and we will look into why.")
+        result = score(sorry, feedback)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0
+
     def test_sender_placeholder_is_fine_as_salutation_but_not_as_signature(self):
         signed = "Thank you for the detailed report. Best regards, <PERSON_1>"
         feedback = REPORT_FEEDBACK + " Best, <PERSON_1>"
