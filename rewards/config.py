@@ -155,6 +155,9 @@ class RoleConfig(_Strict):
     thanked_absent_words: int = Field(ge=1)
     grave_news: str
     cheer: str
+    team_plural: list[str]
+    own_report: str
+    own_report_min: int = Field(ge=1)
 
 
 class GatesConfig(_Strict):

@@ -96,6 +96,8 @@ class RoleCheck:
         self._thanks_generic = frozenset(cfg.thanks_generic)
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
+        self._plural = _words_pattern(cfg.team_plural)
+        self._own_report = re.compile(cfg.own_report)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -174,6 +176,9 @@ class RoleCheck:
         if reversed_nouns:
             return False, (f"Calls the team's own work 'your {reversed_nouns[0]}', as the sender does: reply as the "
                            "team ('our ...').")
+        if reported := self._a_senders_report(lower):
+            return False, (f"Reports its writer's own doings ({reported!r}) without speaking for the team: a sender's "
+                           "message, not the team's reply.")
         if self._copies_sender(lower, facts):
             return False, "Retells the sender's experience in the first person: reply to them instead of as them."
         if not self._team.search(lower):
@@ -314,6 +319,18 @@ class RoleCheck:
         if signer in last and (len(last.split()) <= 2 or self._sign_off.match(last)):
             return True
         return False
+
+    def _a_senders_report(self, lower: str) -> str:
+        """What the writer did, in the first person singular ("I did another bean experiment", "I've tried
+        re-projecting the layer myself"), in a reply that never speaks for the team (we, our, us): a message from
+        someone in the sender's place, told `own_report_min` times, or once to nobody (no "you", no greeting or thanks)."""
+        if self._plural.search(lower):
+            return ""
+        found = self._own_report.findall(lower)
+        if len(found) >= self.cfg.own_report_min or (found and not self._you.search(lower)
+                                                      and not self._addresses_sender(lower)):
+            return found[0]
+        return ""
 
     def _copies_sender(self, lower: str, facts: SenderFacts) -> bool:
         """Two or more first-person-singular sentences whose content words mostly come from the feedback."""

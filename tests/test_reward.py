@@ -642,6 +642,24 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 
+    @pytest.mark.parametrize("reply", [
+        # h9-08's and h9-04's off-target replies (+0.24, +0.36 before): a follow-up from someone in the sender's place
+        ("Hi, it's me again. I looked at the transparency report at home. This time I counted the data requests on "
+         "every page, and the refused ones still come to nothing. Can I send you my list?"),
+        ("Update: I've tried counting the refused data requests myself from the consent wording section, and that "
+         "gives roughly the right number. I'll keep experimenting and report back here."),
+    ])
+    def test_a_senders_own_report_fails(self, reply):
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["role"].score == -1.0, result.components["role"].explanation
+        assert result.total < 0
+
+    def test_a_team_member_who_says_once_what_they_read_is_in_role(self):
+        reply = ("Thank you. I read the report again after your note, and you're right that it never says how many "
+                 "requests were refused; we'll add the number and explain the consent wording changes this month.")
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+
     def test_news_of_a_death_answered_with_cheer_fails(self):
         """h9-02's off-target reply (+0.68 before): to a widow whose late husband was invited to a follow-up, "We are
         delighted to confirm that the five-year follow-up clinics will run on Tuesday and Thursday mornings". VADER

@@ -38,11 +38,11 @@ def test_dev_agreement_and_signs(dev):
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 286 / 293  # 283 before round ten's checks of news about a matter the
-    # sender did not raise and cheer to news of a death (h9-22, h9-20, h9-02); h19's partnership offer written as the
-    # start-up, h8-22's thanks for kind words nobody wrote, d49's case for cycle lanes to a journalist asking which
-    # figure is right, and h9-04's and h9-08's follow-ups written as a sender, h9-06's and h9-17's replies about another
-    # matter still >= 0
+    assert dev.share_below_zero("off_target") >= 288 / 293  # 283 before round ten's checks of news about a matter the
+    # sender did not raise, cheer to news of a death and a sender's own report (h9-22, h9-20, h9-02, h9-08, h9-04);
+    # h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote, d49's case for
+    # cycle lanes to a journalist asking which figure is right, h9-06's and h9-17's replies about another matter
+    # still >= 0
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
     assert dev.rate("invented") >= 0.93  # 184 of 197 with h9 (its 52 of 60: flat statements of a cause or outcome)
 
@@ -116,7 +116,7 @@ def test_the_seventh_part_meets_every_sign_target(dev_scored):
 
 
 @pytest.mark.xfail(strict=True, reason="the eighth part's first reading (dev since) misses issue #12's sign "
-                                       "targets: 4 off-target replies >= 0 (h9-04, h9-06, h9-08, h9-17)")
+                                       "targets: 2 off-target replies >= 0 (h9-06, h9-17)")
 def test_the_eighth_part_meets_every_sign_target(dev_scored):
     messages, results = dev_scored
     h9 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v8"
