@@ -60,6 +60,8 @@ class OversellingConfig(_Strict):
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
     done_states: list[str]
+    scheduled_times: str
+    cause_marks: list[str]
     recent_times: str
     recent_past: str
     check_nouns: list[str]

@@ -65,6 +65,7 @@ LOOK = frozenset({"look", "looking"})
 LOOK_PREPOSITIONS = frozenset({"at", "into", "over"})
 LOOK_AUX = frozenset({"will", "'ll", "shall", "are", "'re", "am", "'m"})
 SENDER = frozenset({"you", "u"})  # a confirmation by the sender is what they said, not a check of the team's
+HEDGES = frozenset({"probably", "perhaps", "possibly", "likely", "maybe", "partly", "presumably"})
 MODALS = frozenset({"will", "'ll", "would", "should", "could", "can", "may", "might", "must", "shall", "ca", "wo"})
 
 
@@ -331,6 +332,9 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
     past = reader.recent_past.search(text)  # "went live at noon today": past, since the feedback arrived
     offset = toks[start].idx  # the sentence's text starts at its first token
     past_at = [t.i for t in toks[start:end] if past and past.start() <= t.idx - offset < past.end()]
+    ahead = reader.scheduled.search(text)  # "goes live on Monday": an outcome stated as fixed
+    ahead_at = [t.i for t in toks[start:end] if ahead and ahead.start() <= t.idx - offset < ahead.end()]
+    flat: set[int] = set()  # the verbs stated flatly, once each whatever the parser reads as their subjects
     found = []
     for t in toks[start:end]:
         if t.dep not in ("nsubj", "nsubjpass"):
@@ -376,6 +380,20 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
               and t.lower not in SENDER):
             found.append((verb.lower, f"{t.lower} has already been {verb.lower}"))  # "the safeguarding lead has
             # already been told", "your payment has already been approved"
+        elif (ahead and t.dep == "nsubj" and t.lower not in SENDER and t.lower not in ("we", "i") and not aux
+              and verb.i not in flat
+              and verb.tag in ("VBZ", "VBP") and verb.dep not in REPORTED and _when(toks, verb, ahead_at)
+              and not any(toks[c].lower in PLANNED for c in verb.children)):  # "when it's out next month"
+            flat.add(verb.i)
+            found.append((verb.lower, f"{t.lower} ... {verb.lower} {ahead.group().lower()}"))  # "a fourth option
+            # goes live on Monday", "a corrected booklet goes out next month": an outcome nobody could have fixed
+            # yet, stated as settled (the team's promise is "we'll send", with its modal)
+        elif (t.dep in ("nsubj", "nsubjpass") and t.lower not in SENDER and t.lower not in ("we", "i")
+              and verb.i not in flat and (verb.tag == "VBD" or (verb.tag == "VBN" and aux & {"was", "were"}))
+              and _caused(toks, verb, reader.cause_marks)):
+            flat.add(verb.i)
+            found.append((verb.lower, f"{t.lower} ... {verb.lower} because"))  # "the letter went out because the
+            # clinic's update was filed under a different number": the cause of what happened, found by nobody yet
     return found
 
 
@@ -393,6 +411,17 @@ def _when(toks: list[_Token], verb: _Token, time: list[int]) -> bool:
                 return True
             if t.tag.startswith("VB"):
                 break
+    return False
+
+
+def _caused(toks: list[_Token], verb: _Token, marks: frozenset[str]) -> bool:
+    """The verb has a clause of cause ("because ..."), stated flatly: not negated, not hedged ("probably because"),
+    not under a modal, and not the team's own doing ("because we reweighted the survey": what it knew before)."""
+    for c in verb.children:
+        clause = toks[c]
+        if clause.dep == "advcl" and any(toks[k].dep == "mark" and toks[k].lower in marks for k in clause.children):
+            return not any(toks[k].dep == "neg" or toks[k].lower in HEDGES or toks[k].lower in MODALS
+                           or (toks[k].dep == "nsubj" and toks[k].lower in ("we", "i")) for k in clause.children)
     return False
 
 
@@ -577,6 +606,8 @@ class SentenceReader:
         self.done_states = frozenset(claims.done_states)
         self.recent = re.compile(claims.recent_times, re.IGNORECASE)
         self.recent_past = re.compile(claims.recent_past, re.IGNORECASE)
+        self.scheduled = re.compile(claims.scheduled_times, re.IGNORECASE)
+        self.cause_marks = frozenset(claims.cause_marks)
         self.check_nouns = frozenset(claims.check_nouns)
         self.finding_verbs = frozenset(claims.finding_verbs)
         self.team_people = frozenset(claims.team_people)

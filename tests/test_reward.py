@@ -194,6 +194,11 @@ class TestOverselling:
         ("The repair is logged under claim FS-0931, and PR #318 is merged.", 2),
         # a clause after a semicolon is not under the negation of the next one (reader set d18, h8-19)
         ("Our study coordinator checked your record; missing a round does not drop anyone.", 1),
+        # stated flatly (the eighth held-out part's invented replies, round ten): an outcome scheduled in the present
+        # tense, a cause given for what happened
+        ("A fourth option for the consent question goes live on Monday.", 1),
+        ("A corrected report goes out to all 86 participants next month.", 1),
+        ("The third reminder went out because your first return was lost in the post.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -222,6 +227,13 @@ class TestOverselling:
         "Pupils who already receive free meals are left out of the estimate.",
         # a relative clause under a condition (reader set h8-14's careful reply)
         "If any of your answers were used in results that have since been published, we will tell you.",
+        # the team's own diary and promises, how things stand, a cause hedged or of the team's own doing (reader set
+        # h11, h3-07, h3-11, h5-09)
+        "We meet on Monday, and we'll send the corrected report next month.",
+        "The model does poorly on handwritten text today.",
+        "I'll send you the updated summary when it's out next month.",
+        "The rate moved in this year's release because we reweighted the survey to the new census.",
+        "Fewer falls were recorded in that group, probably because many were bed-bound.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0

@@ -34,7 +34,7 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.993  # 0.992 with h9 (285 messages) before round ten, 0.993 now
+    assert dev.overall >= 0.995  # 0.992 with h9 (285 messages) before round ten, 0.995 now
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
@@ -44,7 +44,8 @@ def test_dev_agreement_and_signs(dev):
     # cycle lanes to a journalist asking which figure is right, h9-06's and h9-17's replies about another matter
     # still >= 0
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 0.93  # 184 of 197 with h9 (its 52 of 60: flat statements of a cause or outcome)
+    assert dev.rate("invented") >= 0.96  # 184 of 197 with h9 before round ten's flat causes and scheduled outcomes,
+    # 190 of 197 now
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
