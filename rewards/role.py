@@ -44,8 +44,8 @@ MISREAD_STOP = frozenset({"and", "or", "but", "so", "with", "for", "from", "at",
 
 # In what the reply thanks the sender for: the words that introduce the act's object, and those that start a clause
 # of its own ("asking before relying on the figure", "writing when you could simply have closed the survey").
-THANKED_INTRO = frozenset({"our", "your", "the", "this", "that", "these", "those", "its", "their", "a", "an", "of", "on",
-                           "about", "to", "in", "into", "with", "over"})
+THANKED_INTRO = frozenset({"our", "your", "the", "this", "that", "these", "those", "its", "their", "a", "an", "of",
+                           "on", "about", "to", "in", "into", "with", "over"})
 THANKED_CLAUSE = frozenset({"and", "or", "but", "so", "as", "before", "after", "when", "while", "despite", "because",
                             "if", "since", "though", "although", "until", "which", "who", "that", "where", "how",
                             "what", "whether", "than", "rather", "by"})
@@ -293,7 +293,7 @@ class RoleCheck:
             if word in THANKED_INTRO:
                 introduced = head is not None
                 continue
-            if len(word) < 3 or word in MISREAD_STOP or word in self._thanks_generic and head is None:
+            if len(word) < 3 or word in MISREAD_STOP or (word in self._thanks_generic and head is None):
                 continue
             if head is None:
                 head = word
@@ -323,7 +323,8 @@ class RoleCheck:
     def _a_senders_report(self, lower: str) -> str:
         """What the writer did, in the first person singular ("I did another bean experiment", "I've tried
         re-projecting the layer myself"), in a reply that never speaks for the team (we, our, us): a message from
-        someone in the sender's place, told `own_report_min` times, or once to nobody (no "you", no greeting or thanks)."""
+        someone in the sender's place, told `own_report_min` times, or once to nobody (no "you", no greeting or
+        thanks)."""
         if self._plural.search(lower):
             return ""
         found = self._own_report.findall(lower)

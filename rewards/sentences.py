@@ -323,7 +323,9 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
     ("we have fixed", "we've reproduced it and patched it"), or in the past with a recent time ("we found it this
     morning": without one, "we added the BOM in 0.12", it is the project's history), its passive ("the link has
     been corrected", "the file was sent today", "the slip is attached"), or a finding of the team's own check
-    ("our first check suggests").
+    ("our first check suggests"); and, stated flatly by anyone but the sender and the team, an outcome scheduled in
+    the present tense with a time ahead ("a fourth option goes live on Monday") or a cause given for what happened
+    ("the letter went out because the update was filed under another number").
     Not when negated ("we have not checked yet"), under a condition or a plan ("once we have tested a
     correction", "if we find"), or asked ("Have we sent you the form?")."""
     if text.rstrip().endswith("?"):
