@@ -634,6 +634,9 @@ class TestRole:
          "an event the sender did not raise"),
         (PLAIN + " We are still recruiting, and would welcome referrals from your readers.",
          "recruitment the sender did not raise"),
+        # h9-06's and h9-17's (+0.24, +0.10 before): the team signing itself up, an answer to someone else's comments
+        ("Thanks for reaching out. We'd love to be involved in the upcoming budget consultation, and please add us to "
+         "the mailing list for the user committee. " + PLAIN, "the team signing itself up"),
     ])
     def test_thanks_or_news_about_a_matter_the_sender_did_not_raise_fails_however_much_else_is_taken_up(self, reply,
                                                                                                         why):
@@ -642,11 +645,23 @@ class TestRole:
         assert result.components["role"].score == -1.0, (why, result.components["role"].explanation)
         assert result.total < 0
 
+    def test_an_answer_to_someone_elses_comments_that_leaves_the_senders_points_out_fails(self):
+        """h9-17's off-target reply (+0.10 before): changes made "in response to the editor's comments", sent to a
+        reviewer whose concern it never takes up. With the sender's points taken up in full, a mention of the editor is
+        no misreading."""
+        reply = ("Thank you for reading the report. In response to the editor's comments, we will shorten the "
+                 "introduction and move the annex into the main text.")
+        result = score(reply, REPORT_FEEDBACK)
+        assert result.components["role"].score == -1.0, result.components["role"].explanation
+        assert result.total < 0
+        assert score(reply + " " + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
+
     @pytest.mark.parametrize("thanks", [
         "Thanks for spotting this.",  # the act in the reply's own words
         "Thank you for checking the arithmetic so carefully.",  # one word of its own is a careful reader's
         "Thanks for the clear report and for taking the time to write.",  # what any sender did
         "Thank you for your interest in the refused requests.",  # the sender's words
+        "In response to your comments, we have two answers.",  # what any sender wrote
         "Thanks for raising the refused requests and the consent wording with us directly.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):

@@ -38,11 +38,11 @@ def test_dev_agreement_and_signs(dev):
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 288 / 293  # 283 before round ten's checks of news about a matter the
-    # sender did not raise, cheer to news of a death and a sender's own report (h9-22, h9-20, h9-02, h9-08, h9-04);
-    # h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote, d49's case for
-    # cycle lanes to a journalist asking which figure is right, h9-06's and h9-17's replies about another matter
-    # still >= 0
+    assert dev.share_below_zero("off_target") >= 290 / 293  # 283 before round ten's checks of news about a matter the
+    # sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and an answer
+    # to someone else's comments (h9-22, h9-20, h9-02, h9-08, h9-04, h9-06, h9-17); h19's partnership offer written
+    # as the start-up, h8-22's thanks for kind words nobody wrote and d49's case for cycle lanes to a journalist asking
+    # which figure is right still >= 0
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
     assert dev.rate("invented") >= 0.96  # 184 of 197 with h9 before round ten's flat causes and scheduled outcomes,
     # 190 of 197 now
@@ -116,9 +116,9 @@ def test_the_seventh_part_meets_every_sign_target(dev_scored):
     assert all(total < 0 for r, total in h8 if r.kind in ("salad", "off_target", "placeholder"))
 
 
-@pytest.mark.xfail(strict=True, reason="the eighth part's first reading (dev since) misses issue #12's sign "
-                                       "targets: 2 off-target replies >= 0 (h9-06, h9-17)")
 def test_the_eighth_part_meets_every_sign_target(dev_scored):
+    """The eighth part's first reading (dev since) missed issue #12's sign targets: careful h9-15 < 0 (the coherence
+    gate) and 7 off-target replies >= 0. Round ten fixed both families on dev."""
     messages, results = dev_scored
     h9 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v8"
           for r, res in zip(m.replies, rs, strict=True)]
