@@ -93,15 +93,31 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The eighth
-    (h9-*, asked for in-role off-target replies, inventions without a verb of work, feedback with its own numbers and
-    long technical messages) was read twice (0.971 both times) and is dev now (`heldout_v8`; docs/reward.md). Until
-    the ninth (h10-*) is added there is nothing to score; the next part's first reading sets the floors here."""
+    """The held-out part: the ninth (h10-*), written blind (asked for in-role off-target replies and inventions
+    stated flatly, with the governance stage's own placeholder forms) and read once, before any change made for it,
+    on the reward after round ten: agreement 0.990, genuine above invented 0.967 (58 of 60), careful above salad
+    30/30, careful and plain >= 0 30/30 each, salad and placeholder < 0 30/30, off-target < 0 only 14/30 (in-role
+    replies about a neighbouring matter that reuse the sender's topic words: "thank you for the Q3 progress report on
+    the coastal flooding subcontract" to an invoice returned as 'PO exceeded'), invented < 0 12/30. Floors at that
+    reading (docs/reward.md). The eighth (h9-*) is dev now (`heldout_v8`); it read 0.971 twice."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.99  # 0.990
+    assert heldout.rate("invented") >= 0.96  # 58 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") == 0
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 14 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the ninth held-out part: 16 off-target "
+                                       "replies >= 0 (in-role replies about a neighbouring matter)")
+def test_heldout_meets_every_sign_target():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
