@@ -165,8 +165,9 @@ def test_dev_figures(reports, capsys):
     # Disbursement Committee", "Research Librarian", "Fragebogen zu Einsamkeit"), nor "Dr./Prof", "Esq", "the message
     # below" and more words of other languages ("Participei", "Grundsätzlich", "Dzięki", "Türkçe"); the places, the
     # repeated surnames and the first name the eleventh part left unlisted stay ("Puglia", "Pike", "Marc-André");
-    # 38 on the twelfth part at its second reading, 106 on dev with it
-    assert len(dev.false_redactions) <= 106, dev.false_redactions
+    # 38 on the twelfth part at its second reading, 106 on dev with it, 127 with round sixteen's rows in other
+    # languages (capitalised words that open their sentences: "Kadang-kadang", "Upřímně", "Честно")
+    assert len(dev.false_redactions) <= 127, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 13)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120]
 
