@@ -134,10 +134,13 @@ def test_dev_figures(reports, capsys):
     # and two lower-case names of the tenth part no cue reaches: "groetjes, sanne de vries uit utrecht" (h10-014) and
     # "hey, marco bellini here" (h10-090)
     # (the eleventh part's one miss, a surname with an elided particle, "Giulia Dell'Acqua", is found since round
-    # fifteen); and the twelfth part's two, as at its readings: "Will" introducing himself ("Hi! Will from the county
-    # extension office here", h12-023) and "Rose Delaney, Irish Times" above her phone (h12-055)
-    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
-                             ("h12-023", "Will"), ("h12-055", "Rose Delaney")}, person_misses
+    # fifteen); and the twelfth part's two are found since round sixteen: "Will" introducing himself ("Hi! Will from
+    # the county extension office here", h12-023) and "Rose Delaney, Irish Times" above her phone (h12-055)
+    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
+        person_misses
+    # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
+    # sixteen
+    assert dev.recall("PHONE_NUMBER") == 1.0 and dev.recall("URL") == 1.0 and not dev.boundaries_inexact
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -165,11 +168,17 @@ def test_dev_figures(reports, capsys):
     # Disbursement Committee", "Research Librarian", "Fragebogen zu Einsamkeit"), nor "Dr./Prof", "Esq", "the message
     # below" and more words of other languages ("Participei", "Grundsätzlich", "Dzięki", "Türkçe"); the places, the
     # repeated surnames and the first name the eleventh part left unlisted stay ("Puglia", "Pike", "Marc-André");
-    # 38 on the twelfth part at its second reading, 106 on dev with it, 127 with round sixteen's rows in other
-    # languages (capitalised words that open their sentences: "Kadang-kadang", "Upřímně", "Честно")
-    assert len(dev.false_redactions) <= 127, dev.false_redactions
+    # 38 on the twelfth part at its second reading, 106 on dev with it, 97 with round sixteen's 101 rows since a
+    # capitalised word that opens a sentence before a lower-case word, in a text the English model does not read as
+    # English (few English function words), is a word of that language ("Sejujurnya saya", "Varför fick", "Честно
+    # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
+    # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon")
+    assert len(dev.false_redactions) <= 97, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 13)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120]
+    # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
+    # reading; rules only 100/120)
+    assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -192,9 +201,9 @@ def raw_contact_values(split: str) -> list[tuple[str, str]]:
 
 def test_no_result_of_the_set_holds_a_raw_value(reports):
     """The guarantee behind every figure: what leaves the stage has no listed personal data in it (dev, which the
-    stage was tuned on; the held-out part below). The one exception is the retired twelfth part's US-style local
-    number ("call 555-0142", h12-023), raw at both its readings, until its family is fixed on dev."""
-    assert raw_contact_values("dev") == [("h12-023", "PHONE_NUMBER")]
+    stage was tuned on; the held-out part below). The retired twelfth part's US-style local number ("call 555-0142",
+    h12-023), raw at both its readings, is redacted since round sixteen."""
+    assert raw_contact_values("dev") == []
 
 
 def test_no_heldout_result_holds_a_raw_value(reports):
