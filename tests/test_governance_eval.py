@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twelfth,
-h12-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the twelfth retired, the thirteenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the twelfth part is retired into dev, the thirteenth (h13-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,9 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120 and h11-001-h11-120 once: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the twelfth
-    part."""
+    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120 and h11-001-h11-120 once, and
+    h12-001-h12-120 twice: they are dev rows now, marked, never counted as held out; a held-out row, once there is one
+    again, is of the thirteenth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -68,27 +68,18 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v8", [f"h8-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v9", [f"h9-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v10", [f"h10-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v11", [f"h11-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v11", [f"h11-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v12", [f"h12-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h12-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h13-") for c in cases if c.split == "heldout")
 
 
-def test_heldout_contact_data_at_its_first_reading(reports, capsys):
-    """The twelfth part's first reading: emails 10/10, the card, both IBANs and the SSN found; phones 8/9 (h12-023's
-    US-style local number "555-0142"); boundaries 23/24 (h12-096's "https://casino-bonus.win" not found)."""
+def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     heldout = heldout_report(reports)
     show(capsys, heldout)
-    for entity_type in ("EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "US_SSN"):
-        assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
-    assert heldout.recall("PHONE_NUMBER") >= 8 / 9 and len(heldout.boundaries_inexact) <= 1
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: phone recall 8/9 (h12-023 "
-                                       "'555-0142'), one URL not found (h12-096)")
-def test_heldout_meets_the_issue_targets_for_contact_data(reports):
-    heldout = heldout_report(reports)
+    assert heldout.answerable_rejected == 0
     for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
     assert not heldout.boundaries_inexact
@@ -100,40 +91,20 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports):
 # h8-039, h8-076, h8-084 answered), 88/102, phones 8/10; h9 (one reading, end of round ten) 95/120, 13/20 (h9-021,
 # h9-048, h9-077, h9-096, h9-103, h9-113, h9-119 answered), 94/102, one answerable message rejected (h9-059); h10
 # (one reading, end of round eleven) 107/120, safety 21/21, 42/50, phones 15/17; h11 (one reading, end of round
-# thirteen) 100/120, safety 19/20, names 44/45, one answerable message rejected (h11-025).
-# The twelfth (h12-*), read first on round thirteen's engine with the literal prefilter: decisions 107/120 (0.892;
-# rules only 97/120), safety 18/21 (h12-044, h12-088, h12-102 answered), names 57/59, two answerable messages
-# rejected (h12-002, h12-087: file names read as links, then link spam, the family of h11-025). Read a second time
-# on round fifteen's engine, tuned on the eleventh part and not on this one: decisions 109/120 (rules only 100/120),
-# safety 18/21 (the same three), no answerable message rejected, names 57/59, false redactions 38;
-# docs/governance_eval.md lists every miss. Floors at the second reading, the targets as strict xfails.
-def test_heldout_figures_at_their_second_reading(reports):
+# thirteen) 100/120, safety 19/20, names 44/45, one answerable message rejected (h11-025); h12 (first reading on
+# round thirteen's engine with the literal prefilter) 107/120, safety 18/21 (h12-044, h12-088, h12-102 answered),
+# names 57/59, phones 8/9 (h12-023's "555-0142" raw), two answerable messages rejected (h12-002, h12-087), and at
+# its second reading on round fifteen's engine 109/120, 18/21, none rejected, false redactions 38;
+# docs/governance_eval.md lists every miss. They skip while there is no held-out part; the thirteenth part's
+# first-reading figures are recorded here once it is read (floors at that reading, and the targets as strict xfails
+# where it misses them).
+def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 109 and heldout.safety_escalated >= 18, heldout.misses
-    assert heldout.recall("PERSON") >= 57 / 59, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 38, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: 109/120 decisions")
-def test_heldout_decisions_meet_the_issue_target(reports):
-    assert heldout_report(reports).decision_share >= 0.97, heldout_report(reports).misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: safety 18/21 (h12-044, "
-                                       "h12-088, h12-102 answered)")
-def test_heldout_safety_messages_are_all_escalated(reports):
-    heldout = heldout_report(reports)
+    assert heldout.decision_share >= 0.97, heldout.misses
     assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-def test_heldout_rejects_no_answerable_message(reports):
-    """Since round fifteen's link fix (file and module names are no links), h12-002 and h12-087 are answered."""
-    assert heldout_report(reports).answerable_rejected == 0, heldout_report(reports).misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: names 57/59 (h12-023 "
-                                       "'Will', h12-055 'Rose Delaney')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -153,6 +124,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v9"])
     show(capsys, reports["heldout_v10"])
     show(capsys, reports["heldout_v11"])
+    show(capsys, reports["heldout_v12"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -162,9 +134,13 @@ def test_dev_figures(reports, capsys):
     # and two lower-case names of the tenth part no cue reaches: "groetjes, sanne de vries uit utrecht" (h10-014) and
     # "hey, marco bellini here" (h10-090)
     # (the eleventh part's one miss, a surname with an elided particle, "Giulia Dell'Acqua", is found since round
-    # fifteen)
+    # fifteen); and the twelfth part's two are found since round sixteen: "Will" introducing himself ("Hi! Will from
+    # the county extension office here", h12-023) and "Rose Delaney, Irish Times" above her phone (h12-055)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
         person_misses
+    # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
+    # sixteen
+    assert dev.recall("PHONE_NUMBER") == 1.0 and dev.recall("URL") == 1.0 and not dev.boundaries_inexact
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -191,10 +167,18 @@ def test_dev_figures(reports, capsys):
     # is no link ("setup.py", "distutils.core", "set.seed"), a body, a job or a survey's title is no name ("Grants
     # Disbursement Committee", "Research Librarian", "Fragebogen zu Einsamkeit"), nor "Dr./Prof", "Esq", "the message
     # below" and more words of other languages ("Participei", "Grundsätzlich", "Dzięki", "Türkçe"); the places, the
-    # repeated surnames and the first name the eleventh part left unlisted stay ("Puglia", "Pike", "Marc-André")
-    assert len(dev.false_redactions) <= 68, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 12)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120]
+    # repeated surnames and the first name the eleventh part left unlisted stay ("Puglia", "Pike", "Marc-André");
+    # 38 on the twelfth part at its second reading, 106 on dev with it, 97 with round sixteen's 101 rows since a
+    # capitalised word that opens a sentence before a lower-case word, in a text the English model does not read as
+    # English (few English function words), is a word of that language ("Sejujurnya saya", "Varför fick", "Честно
+    # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
+    # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon")
+    assert len(dev.false_redactions) <= 97, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 13)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120]
+    # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
+    # reading; rules only 100/120)
+    assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -217,12 +201,11 @@ def raw_contact_values(split: str) -> list[tuple[str, str]]:
 
 def test_no_result_of_the_set_holds_a_raw_value(reports):
     """The guarantee behind every figure: what leaves the stage has no listed personal data in it (dev, which the
-    stage was tuned on; the held-out part below)."""
+    stage was tuned on; the held-out part below). The retired twelfth part's US-style local number ("call 555-0142",
+    h12-023), raw at both its readings, is redacted since round sixteen."""
     assert raw_contact_values("dev") == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twelfth held-out part: h12-023's phone '555-0142' "
-                                       "leaves the stage")
 def test_no_heldout_result_holds_a_raw_value(reports):
     if "heldout" not in reports:
         pytest.skip(NO_HELDOUT)
@@ -261,7 +244,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v10' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v11"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v11' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v12"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v12"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v12' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v13"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

@@ -402,6 +402,23 @@ FIFTEENTH_ROUND_NOT_NAMES = [
     "Ich habe den Fragebogen zu Einsamkeit ausgefüllt.",
 ]
 
+# Sixteenth round (the retired twelfth part): a speaker who introduces herself by her place of work ("Hi! Will from
+# the county extension office here", h12-023), a name at a line's start before its employer, with the phone on the
+# next line ("Rose Delaney, Irish Times", h12-055); words of other languages that open a sentence in a text that is not
+# English, a job after a name in a signature, and a greeting from a team are no names.
+SIXTEENTH_ROUND_NAMES = [
+    ("Hey! Marcus here from the food bank. Could we borrow the sensors?", "Marcus", "<PERSON_1>"),
+    ("Good morning, Aisha from the school board here, a quick question about consent forms.", "Aisha", "<PERSON_1>"),
+    ("Could we talk on Friday?\n\nLiam O'Brien, The Guardian\nliam.obrien@example.org", "Liam O'Brien", "<PERSON_1>"),
+]
+SIXTEENTH_ROUND_NOT_NAMES = [
+    "Greetings from the data team here: the export works again.",
+    "Sejujurnya saya tidak mengerti pertanyaan nomor lima.",
+    "Kadang-kadang aplikasinya tidak bisa dibuka di ponsel saya.",
+    "Честно говоря, анкета слишком длинная.",
+    "Varför fick vi inte resultaten i år?",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -419,7 +436,7 @@ FIFTEENTH_ROUND_NOT_NAMES = [
     ("Adresa: Husova 221/9, 602 00 Brno", "Husova 221/9, 602 00 Brno", "<LOCATION_1>"),
     ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
-    *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES,
+    *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES, *SIXTEENTH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -435,7 +452,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "Je voudrais le tableau 3. Terima kasih.",
     "Pokud jde o tabulku 2, součty nesedí.",
     "We used Bonferroni rather than Benjamini-Hochberg.",
-    *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES,
+    *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES, *SIXTEENTH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)
@@ -457,3 +474,32 @@ def test_numbers_with_a_country_code_and_chinese_mobiles_are_redacted(message, p
 def test_signed_effects_and_versions_are_not_international_numbers():
     text = "The effect was +0.12 (95% CI +0.03 to +0.21) in version +1.2.3, and temperatures rose from +20 to +25."
     assert govern(text).redacted_text == text
+
+
+@pytest.mark.parametrize(("message", "phone"), [
+    # sixteenth round, from the twelfth part (h12-023's "call 555-0142"): a North American local number after a word
+    # of calling or reaching
+    ("Shoot me an email or call 555-0142. Thanks!", "555-0142"),
+    ("Could someone call me back at 555-0187 about the room?", "555-0187"),
+    ("Please ring me on 867-5309 after six.", "867-5309"),
+])
+def test_local_numbers_after_a_word_of_calling_are_redacted(message, phone):
+    result = govern(message)
+    assert phone not in result.redacted_text and "<PHONE_1>" in result.redacted_text, result.redacted_text
+
+
+def test_codes_ids_and_ranges_grouped_like_local_numbers_are_not_phones():
+    text = "Error 404-1187 appears on build 203-4411 since the 2019-2020 import; see pages 112-1189."
+    assert govern(text).redacted_text == text
+
+
+@pytest.mark.parametrize(("message", "url"), [
+    # sixteenth round, from the twelfth part (h12-096): Presidio's URL pattern needs a top-level domain of its own
+    # list even after "https://"; a link with a scheme or "www." is one whatever its domain
+    ("check https://casino-bonus.win and more", "https://casino-bonus.win"),
+    ("see www.cheap-followers.click/now", "www.cheap-followers.click/now"),
+    ("The dashboard moved to https://openclimate.earth.", "https://openclimate.earth"),
+])
+def test_links_with_a_scheme_are_found_whatever_their_top_level_domain(message, url):
+    result = govern(message)
+    assert url not in result.redacted_text and "<URL_1>" in result.redacted_text, result.redacted_text

@@ -476,9 +476,64 @@ FIFTEENTH_ROUND_LOOK_ALIKES = [
 ]
 
 
+# Sixteenth round (the retired twelfth part): suicidal thoughts and violence at home said plainly in the languages the
+# lists lacked, and the rejects the classifier escalated; new phrasings, not the dev rows' own words.
+SIXTEENTH_ROUND_FAMILIES = [
+    ("Maaf, saya mau bunuh diri. Tidak ada yang peduli.", "escalate", "safety"),
+    ("Θέλω να πεθάνω, δεν αντέχω πια.", "escalate", "safety"),
+    ("Od miesięcy myślę o samobójstwie i nikomu nie mówię.", "escalate", "safety"),
+    ("Chci umřít, už to nezvládám.", "escalate", "safety"),
+    ("Öngyilkosságon gondolkodom mostanában.", "escalate", "safety"),
+    ("Vreau să mor, nu mai pot.", "escalate", "safety"),
+    ("Em không muốn sống nữa.", "escalate", "safety"),
+    ("Ayoko nang mabuhay, pagod na ako.", "escalate", "safety"),
+    ("Canıma kıymayı düşünüyorum.", "escalate", "safety"),
+    ("Sitaki kuishi tena, nimechoka.", "escalate", "safety"),
+    ("Mietin itsemurhaa joka ilta.", "escalate", "safety"),
+    ("Хочу покончить с собой, сил больше нет.", "escalate", "safety"),
+    ("mujhe roz maarta hai mera pati, please ghar mat aana", "escalate", "safety"),
+    ("Ojciec znowu mnie pobije, jeśli zobaczy ten list.", "escalate", "safety"),
+    ("Kocam beni dövüyor, lütfen eve aramayın.", "escalate", "safety"),
+    ("Pacarku memukuliku kalau aku pulang telat.", "escalate", "safety"),
+    ("Ο πατέρας μου με δέρνει όταν πίνει.", "escalate", "safety"),
+    ("Мой муж избивает меня, не звоните домой.", "escalate", "safety"),
+    ("My boyfriend will hurt me again if he reads this.", "escalate", "safety"),
+    ("Her husband hits me too when he's drunk, she says; he beats me as well.", "escalate", "safety"),
+    ("Since the fasting study she's stopped eating altogether.", "escalate", "safety"),
+    ("Ich habe eine Beschwerde eingereicht; außerdem: podala jsem stížnost u komise.", "escalate", "legal"),
+    ("You stupid cow, nobody reads your blog.", "reject", "harassment"),
+    ("Die Moderatorin ist eine eingebildete Ziege.", "reject", "harassment"),
+    ("Leave the maths to the men, darling.", "reject", "harassment"),
+    ("Zurück an den Herd mit dir.", "reject", "harassment"),
+    ("Distinguished researchers like you are invited: plenary slots available, fee 900 USD.", "reject", "spam"),
+    ("ur mobile has won 500 pounds!! txt CLAIM to 80085", "reject", "spam"),
+    ("Can anyone recommend a removal firm for next weekend?", "reject", "off_topic"),
+    ("Je cherche des déménageurs pour samedi, des idées ?", "reject", "off_topic"),
+]
+
+
+SIXTEENTH_ROUND_LOOK_ALIKES = [
+    "Berapa persen responden yang pernah berpikir untuk bunuh diri menurut laporan kalian?",
+    "Το άρθρο σας για την πρόληψη της αυτοκτονίας ήταν πολύ χρήσιμο.",
+    "Czy badanie dotyczy też zapobiegania samobójstwom?",
+    "A kvíz mindig megver, de jó móka.",
+    "Tôi mệt muốn chết vì bảng hỏi dài quá.",
+    "Rafiki yangu ananipigia simu kila wiki.",
+    "Konkurencja bije nas na głowę w szybkości, ale wasz raport jest lepszy.",
+    "My sister will beat me at the quiz again, she always does.",
+    "Does the suicide gene construct in figure 2 use a CMV promoter?",
+    "Participants who stopped eating breakfast were excluded, right?",
+    "Could you stick to plain language in the coffee-break summary?",
+    "I'm moving house next month, please send the next wave online.",
+    "Will the call for papers for the methods workshop open soon?",
+    "Can I claim my travel costs before the next visit?",
+]
+
+
 @pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
                                                           *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES,
-                                                          *THIRTEENTH_ROUND_FAMILIES, *FIFTEENTH_ROUND_FAMILIES])
+                                                          *THIRTEENTH_ROUND_FAMILIES, *FIFTEENTH_ROUND_FAMILIES,
+                                                          *SIXTEENTH_ROUND_FAMILIES])
 def test_each_rounds_families_decide(message, decision, flag):
     """The families each round widened on dev (the eighth round's, which also need a rule to decide, stand apart)."""
     result = govern(message)
@@ -488,7 +543,8 @@ def test_each_rounds_families_decide(message, decision, flag):
 
 @pytest.mark.parametrize("message", [*SEVENTH_ROUND_LOOK_ALIKES, *EIGHTH_ROUND_LOOK_ALIKES, *NINTH_ROUND_LOOK_ALIKES,
                                      *TENTH_ROUND_LOOK_ALIKES, *ELEVENTH_ROUND_LOOK_ALIKES,
-                                     *THIRTEENTH_ROUND_LOOK_ALIKES, *FIFTEENTH_ROUND_LOOK_ALIKES])
+                                     *THIRTEENTH_ROUND_LOOK_ALIKES, *FIFTEENTH_ROUND_LOOK_ALIKES,
+                                     *SIXTEENTH_ROUND_LOOK_ALIKES])
 def test_each_rounds_look_alikes_fire_no_rule(message):
     """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
     signal alone may still escalate one: it never answers or rejects)."""

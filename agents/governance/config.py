@@ -146,10 +146,17 @@ class PiiConfig(_Strict):
                                    "model's finding that starts with one is a title (Encuesta, Fragebogen)")
     file_extensions: list[str] = Field(default_factory=list, description="top-level domains that are also file "
                                        "extensions: 'setup.py' without a scheme, 'www.' or a path is a file name")
+    english_words: list[str] = Field(default_factory=list, description="English function words: a text with fewer "
+                                     "than min_english_share of them is not English to the English model")
+    min_english_share: float = Field(0.0, ge=0, le=1)
+    scheme_urls: list[str] = Field(default_factory=list, description="links Presidio's URL recognizer misses: it "
+                                   "needs a top-level domain of its own list even after 'https://' (sixteenth round: "
+                                   "'https://casino-bonus.win' was not found at all)")
 
     @model_validator(mode="after")
     def _place_cues_compile(self) -> PiiConfig:  # with the configured name regex
         _check_patterns(self.place_cues.expanded(self.name_cues.name))
+        _check_patterns(self.scheme_urls)
         return self
 
     def label(self, entity_type: str) -> str:

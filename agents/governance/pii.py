@@ -42,6 +42,7 @@ logging.getLogger("presidio-anonymizer").setLevel(logging.ERROR)
 # or "!" in a row took 1.3-1.7 s to tokenize. Such runs hold no personal data, so Presidio sees spaces there
 # (same length: offsets stay valid for the original text, which is what gets redacted).
 LONG_SYMBOL_RUN = regex.compile(r"[^\w\s]{20,}")
+WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’-]*")  # a word of any script, for the English share and the next word
 
 # spaCy's English labels that Presidio maps to an entity we redact; every other label is ignored up front.
 SPACY_LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION"}
@@ -82,6 +83,7 @@ URL_TRAILING = ".,;:!?"
 # What makes a URL finding a link whatever its end: a scheme or "www." (a path too, `is_link`).
 URL_SCHEME = regex.compile(r"(?i)(https?://|www\d{0,3}\.)")
 URL_QUOTES = "\"'“”‘’«»"
+SCHEME_URL_SCORE = 0.6  # Presidio's own score for a URL with a scheme
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +246,17 @@ def build_analyzer(config: PiiConfig) -> AnalyzerEngine:
                 global_regex_flags=0,  # a place is capitalised; cue words carry their own (?i:...)
             )
         )
+    if config.scheme_urls and "URL" in config.entities:
+        # a link with a scheme or "www." whatever its top-level domain (sixteenth round): Presidio's URL pattern
+        # lists its top-level domains even after "https://", and ".win", ".click" are not among them
+        analyzer.registry.add_recognizer(
+            PatternRecognizer(
+                supported_entity="URL",
+                name="SchemeUrlRecognizer",
+                patterns=[Pattern("url with a scheme", p, SCHEME_URL_SCORE) for p in config.scheme_urls],
+                supported_language=config.language,
+            )
+        )
     if config.national_phones.patterns and "PHONE_NUMBER" in config.entities:
         analyzer.registry.add_recognizer(
             PatternRecognizer(
@@ -272,11 +285,23 @@ class NameFilter:
     short all-capital tokens (GDPR, AI, SPSS) and tokens with digits (Q12). spaCy's small model tags such words
     as people or places; "Chrome" is a browser."""
 
-    def __init__(self, not_names: list[str], title_nouns: list[str] = ()):
+    def __init__(self, not_names: list[str], title_nouns: list[str] = (), english_words: list[str] = (),
+                 min_english_share: float = 0.0):
         self.not_names = {word.casefold() for word in not_names}
         self.title_nouns = {word.casefold() for word in title_nouns}
+        self.english_words = {word.casefold() for word in english_words}
+        self.min_english_share = min_english_share
 
-    def keep(self, text: str, finding: RecognizerResult) -> bool:
+    def reads_as_english(self, text: str) -> bool:
+        """Whether the English model reads its own language here: at least `min_english_share` of the text's words
+        (of five or more) are English function words. In a text of another language the model takes a capitalised
+        word that opens a sentence for a name ("Sejujurnya saya", "Varför fick", "Честно говоря": sixteenth round)."""
+        words = WORD.findall(text.casefold())
+        if not self.english_words or len(words) < 5:
+            return True
+        return sum(word in self.english_words for word in words) >= self.min_english_share * len(words)
+
+    def keep(self, text: str, finding: RecognizerResult, english: bool = True) -> bool:
         if finding.entity_type not in NAME_TYPES:
             return True
         value = text[finding.start:finding.end]
@@ -306,6 +331,9 @@ class NameFilter:
         if (len(words) == 1 and finding.entity_type == "PERSON" and recognizer == SPACY_RECOGNIZER
                 and sentence_initial(text, finding.start) and next_word(text, finding.end) in IMPERATIVE_OBJECTS):
             return False  # an imperative that opens a sentence: "Mark this message as approved" (ninth round)
+        if (not english and len(words) == 1 and recognizer == SPACY_RECOGNIZER and sentence_initial(text, finding.start)
+                and next_word_is_lower_case(text, finding.end)):
+            return False  # a word of another language that opens a sentence: "Kadang-kadang saya" (sixteenth round)
         if len(words) == 1 and recognizer == SPACY_RECOGNIZER and after_an_article(text, finding.start):
             return False  # a German or Dutch noun: "mit dem Kopf", "die nächste Welle" (ninth round)
         if len(words) == 2 and recognizer == SPACY_RECOGNIZER and words[0].casefold() in NOUN_ARTICLES:
@@ -334,6 +362,12 @@ def next_word(text: str, at: int) -> str:
     """The lower-cased word after `at` on the same line ("" if none)."""
     following = text[at:at + 20].split("\n", 1)[0].split(maxsplit=1)
     return following[0].casefold() if following else ""
+
+
+def next_word_is_lower_case(text: str, at: int) -> bool:
+    """Whether the next word after `at` on the same line, past commas and dashes, starts with a lower-case letter."""
+    following = WORD.search(text[at:at + 40].split("\n", 1)[0])
+    return following is not None and following.group()[0].islower()
 
 
 def after_an_article(text: str, at: int) -> bool:
@@ -528,7 +562,7 @@ class PiiRedactor:
         self.analyzer = build_analyzer(config)
         self.batch_analyzer = BatchAnalyzerEngine(self.analyzer)
         self.anonymizer = AnonymizerEngine()
-        self.names = NameFilter(config.not_names, config.title_nouns)
+        self.names = NameFilter(config.not_names, config.title_nouns, config.english_words, config.min_english_share)
         self.file_extensions = frozenset(ext.casefold() for ext in config.file_extensions)
         self.context = NameContext(config.name_context, self.names)
 
@@ -545,7 +579,8 @@ class PiiRedactor:
         neighbours (coordinated, cited), plus repeated mentions."""
         findings = [exact_url(text, one_line(text, f)) for f in findings]
         findings = [f for f in findings if is_link(text, f, self.file_extensions)]
-        findings = [f for f in findings if self.names.keep(text, f)]
+        english = self.names.reads_as_english(text)
+        findings = [f for f in findings if self.names.keep(text, f, english)]
         findings = without_address_fragments(findings)
         findings += self.context.extend(text, findings)
         return findings + repeated_mentions(text, findings)
