@@ -8,7 +8,8 @@ rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_
 `heldout_v5`: `h5-001`-`h5-120`, `heldout_v6`: `h6-001`-`h6-120`, `heldout_v7`: `h7-001`-`h7-120`, `heldout_v8`:
 `h8-001`-`h8-120`, `heldout_v9`: `h9-001`-`h9-120`, `heldout_v10`: `h10-001`-`h10-120`, `heldout_v11`:
 `h11-001`-`h11-120`, `heldout_v12`: `h12-001`-`h12-120`). The held-out part is whichever rows have split `heldout`:
-none since the twelfth part was retired, until the thirteenth (`h13-001`...) is added. A bad row raises
+the thirteenth
+(`h13-001`-`h13-120`). A bad row raises
 `DatasetError("FILE:LINE: field ...")`.
 """
 
