@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from common.cli import OneLineErrors
+from common.cli import OneLineErrors, run_cli
 from data import SPLITS, DatasetError, load_feedback
 from policy.loading import PolicyLoadError, PolicyName, check_policy_dir
 from training.config import (
@@ -736,4 +736,4 @@ def runners(
 
 
 if __name__ == "__main__":
-    app()
+    run_cli(app)
