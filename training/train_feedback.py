@@ -699,7 +699,7 @@ def runners(
     AGL_CURRENT_ROLE=runner connects to the training host's store server at AGL_SERVER_HOST:AGL_SERVER_PORT
     and executes the agent's rollouts until stopped (Ctrl-C)."""
     _setup_logging()
-    from al_integration.execution import STORE_TOKEN_ENV
+    from al_integration import STORE_TOKEN_ENV
     from al_integration.mubit_config import ConfigError, load_mubit_config
 
     try:
