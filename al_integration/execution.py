@@ -41,11 +41,11 @@ from agentlightning.store.base import LightningStore
 from agentlightning.store.client_server import LightningStoreClient, LightningStoreServer
 from agentlightning.types import AttemptedRollout
 
+from al_integration import STORE_TOKEN_ENV
 from al_integration.store.guard import TokenGuard, token_root
 
 logger = logging.getLogger(__name__)
 
-STORE_TOKEN_ENV = "AGL_STORE_TOKEN"
 UNFINISHED = ("queuing", "preparing", "running", "requeuing")
 _PR_SET_PDEATHSIG = 1
 

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 import al_integration  # noqa: F401  (offline defaults first)
+from common.cli import run_cli
 from policy import server, tiny
 from policy.loading import PolicyLoadError
 from policy.pretrained import (
@@ -61,4 +62,4 @@ def warm_start(
 
 
 if __name__ == "__main__":
-    app()
+    run_cli(app)

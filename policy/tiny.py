@@ -37,7 +37,7 @@ from transformers.utils import logging as hf_logging
 
 import agents.prompt
 from agents.prompt import build_messages
-from common.cli import OneLineErrors
+from common.cli import OneLineErrors, run_cli
 from common.config_files import load_yaml_model
 from data import DatasetError, load_feedback, load_lessons
 from policy.server import PolicyEngine, SamplingRow
@@ -353,4 +353,4 @@ def build(
 
 
 if __name__ == "__main__":
-    app()
+    run_cli(app)

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from common.cli import OneLineErrors
+from common.cli import OneLineErrors, run_cli
 from data import SPLITS, DatasetError, load_feedback
 from policy.loading import PolicyLoadError, PolicyName, check_policy_dir
 from training.config import (
@@ -200,6 +200,16 @@ def _credit_loop(cfg: RunConfig, run_dir: Path, credit_modes: list[str] | None):
         loop.close()
 
 
+def _load_reward_before_fork() -> None:
+    """Build the reward scorer and load its spaCy parser in this process, once: agl forks the runner processes
+    from it, and each runner would otherwise load the parser on its first reply (seconds of CPU apiece, n_runners
+    times over, all at the first validation)."""
+    from rewards import default_scorer
+    from rewards.sentences import load_parser
+
+    load_parser(default_scorer().config.coherence.spacy_model)
+
+
 def _fit(algorithm, store, hook, n_runners: int) -> None:
     import agentlightning as agl
 
@@ -213,6 +223,7 @@ def _fit(algorithm, store, hook, n_runners: int) -> None:
     port = int(os.environ.get("AGL_SERVER_PORT") or _free_port())
     bell = QueueBell()  # runners wait for it instead of polling the store (al_integration/runner.py)
     store.ring_on_enqueue(bell.ring)
+    _load_reward_before_fork()
     trainer = agl.Trainer(
         algorithm=algorithm, n_runners=n_runners, store=store, hooks=[hook],
         # Runners wait on a bell the store rings when it enqueues (al_integration/runner.py), not on HTTP polls.
@@ -298,7 +309,7 @@ def _run_eval(cfg: RunConfig, run_dir: Path, tasks: list[dict], split: str, mode
                                                retry_condition=["timeout", "unresponsive"])
             algo = EvalAlgorithm(tasks, llm_resource(policy.endpoint, policy.model_name, sampling), mode,
                                  rollout_config, on_progress=lambda done, total: progress.step(done, total, "rollouts"))
-            # No more runner processes than tasks: each one loads the governance stage and the reward.
+            # No more runner processes than tasks.
             _fit(algo, SqliteLightningStore(run_dir / "store.db"), loop.hook, min(cfg.rollouts.n_runners, len(tasks)))
         progress.close()
         report = loop.report()
@@ -699,7 +710,7 @@ def runners(
     AGL_CURRENT_ROLE=runner connects to the training host's store server at AGL_SERVER_HOST:AGL_SERVER_PORT
     and executes the agent's rollouts until stopped (Ctrl-C)."""
     _setup_logging()
-    from al_integration.execution import STORE_TOKEN_ENV
+    from al_integration import STORE_TOKEN_ENV
     from al_integration.mubit_config import ConfigError, load_mubit_config
 
     try:
@@ -723,6 +734,7 @@ def runners(
     from agents.feedback_agent import feedback_response_agent
     from al_integration.execution import SupervisedStrategy
 
+    _load_reward_before_fork()
     with _credit_loop(cfg, log_dir, credit_modes=cfg.mubit.credit_modes) as loop:
         trainer = agl.Trainer(n_runners=n_runners, hooks=[loop.hook],
                               runner={"type": "agentlightning.LitAgentRunner", "poll_interval": 0.2},
@@ -736,4 +748,4 @@ def runners(
 
 
 if __name__ == "__main__":
-    app()
+    run_cli(app)

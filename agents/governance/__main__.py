@@ -24,7 +24,7 @@ from rich.text import Text
 from agents.governance.config import ConfigError, load_config
 from agents.governance.engine import GovernanceEngine, get_engine
 from agents.governance.result import GovernanceResult
-from common.cli import OneLineErrorsCommand
+from common.cli import OneLineErrorsCommand, run_cli
 from common.files import SameFileError, refuse_same_file, write_lines_atomic
 from common.jsonl import JsonlError, read_jsonl
 
@@ -168,4 +168,4 @@ def main(
 
 
 if __name__ == "__main__":
-    app()
+    run_cli(app)

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from al_integration.mubit_config import ConfigError, load_mubit_config
 from al_integration.mubit_local.server import DEFAULT_HOST, serve_forever
-from common.cli import OneLineErrors
+from common.cli import OneLineErrors, run_cli
 
 app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True)
 console = Console(stderr=True, soft_wrap=True)  # one-line errors, whatever the width
@@ -92,4 +92,4 @@ def _fail(message: str) -> None:
 
 
 if __name__ == "__main__":
-    app()
+    run_cli(app)

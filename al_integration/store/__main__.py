@@ -1,5 +1,6 @@
 """`python -m al_integration.store ...`: see `al_integration/store/cli.py`."""
 
 from al_integration.store.cli import main
+from common.cli import run_cli
 
-main()
+run_cli(main)
