@@ -120,24 +120,25 @@ def test_heldout_meets_every_sign_target():
     assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
+def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
+    """Issue #12's sign targets on one retired part (30 messages, 270 replies): every genuine reply drafted on
+    receipt >= 0, every salad, off-target and placeholder reply < 0."""
+    messages, results = dev_scored
+    part = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == origin
+            for r, res in zip(m.replies, rs, strict=True)]
+    assert len(part) == 270
+    assert all(total >= 0 for r, total in part if r.kind in GENUINE_KINDS and not r.after_work)
+    assert all(total < 0 for r, total in part if r.kind in ("salad", "off_target", "placeholder"))
+
+
 @pytest.mark.xfail(strict=True, reason="the seventh part's first reading (dev since) misses issue #12's sign "
                                        "targets: h8-22's off-target reply >= 0 (thanks for kind words the "
                                        "sender never wrote, about the survey they did name)")
 def test_the_seventh_part_meets_every_sign_target(dev_scored):
-    messages, results = dev_scored
-    h8 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v7"
-          for r, res in zip(m.replies, rs, strict=True)]
-    assert len(h8) == 270
-    assert all(total >= 0 for r, total in h8 if r.kind in GENUINE_KINDS and not r.after_work)
-    assert all(total < 0 for r, total in h8 if r.kind in ("salad", "off_target", "placeholder"))
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v7")
 
 
 def test_the_eighth_part_meets_every_sign_target(dev_scored):
     """The eighth part's first reading (dev since) missed issue #12's sign targets: careful h9-15 < 0 (the coherence
     gate) and 7 off-target replies >= 0. Round ten fixed both families on dev."""
-    messages, results = dev_scored
-    h9 = [(r, res.total) for m, rs in zip(messages, results, strict=True) if m.origin == "heldout_v8"
-          for r, res in zip(m.replies, rs, strict=True)]
-    assert len(h9) == 270
-    assert all(total >= 0 for r, total in h9 if r.kind in GENUINE_KINDS and not r.after_work)
-    assert all(total < 0 for r, total in h9 if r.kind in ("salad", "off_target", "placeholder"))
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v8")
