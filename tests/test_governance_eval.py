@@ -141,10 +141,14 @@ def test_dev_figures(reports, capsys):
     # (the eleventh part's one miss, a surname with an elided particle, "Giulia Dell'Acqua", is found since round
     # fifteen); and the twelfth part's two are found since round sixteen: "Will" introducing himself ("Hi! Will from
     # the county extension office here", h12-023) and "Rose Delaney, Irish Times" above her phone (h12-055)
-    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
-        person_misses
+    # and the thirteenth part's "Des" above his radio station (h13-090), a short given name alone on its line that no
+    # cue tells from a word; its other five (a Malay patronymic, a name on a bank account, given names in Thai, Hebrew
+    # and Arabic script) are found since round seventeen
+    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
+                             ("h13-090", "Des")}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
-    # sixteen
+    # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
+    # since round seventeen
     assert dev.recall("PHONE_NUMBER") == 1.0 and dev.recall("URL") == 1.0 and not dev.boundaries_inexact
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
@@ -177,13 +181,18 @@ def test_dev_figures(reports, capsys):
     # capitalised word that opens a sentence before a lower-case word, in a text the English model does not read as
     # English (few English function words), is a word of that language ("Sejujurnya saya", "Varför fick", "Честно
     # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
-    # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon")
-    assert len(dev.false_redactions) <= 97, dev.false_redactions
+    # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon"); 18 on the thirteenth
+    # part, 115 on dev with it, 113 with round seventeen's 62 rows since a tool ("Open in Binder") and a Hungarian
+    # verb ("Tud") are no names
+    assert len(dev.false_redactions) <= 113, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 14)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
+    # the retired thirteenth part: every decision since round seventeen (98/120 at its reading; rules only 85/120), its
+    # names but "Des" (56/62 at the reading) and every link whole
+    assert reports["heldout_v13"].decisions_right == 120 and reports["heldout_v13"].recall("PERSON") >= 61 / 62
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
