@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the thirteenth,
-h13-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the thirteenth retired, the fourteenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the thirteenth part is retired into dev, the fourteenth (h14-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,9 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120 and h11-001-h11-120 once, and
-    h12-001-h12-120 twice: they are dev rows now, marked, never counted as held out; a held-out row is of the
-    thirteenth part."""
+    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120 and
+    h13-001-h13-120 once, and h12-001-h12-120 twice: they are dev rows now, marked, never counted as held out; a
+    held-out row, once there is one again, is of the fourteenth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -69,28 +69,21 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v9", [f"h9-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v10", [f"h10-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v11", [f"h11-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v12", [f"h12-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v12", [f"h12-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v13", [f"h13-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h13-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h14-") for c in cases if c.split == "heldout")
 
 
-def test_heldout_contact_data(reports, capsys):
-    """The thirteenth part's first reading: emails 4/4, phones 13/13 (national formats), the card, the IBAN and the
-    IP found; issue #14's email, phone and card targets met. Two of its URLs were not found whole (below)."""
+def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     heldout = heldout_report(reports)
     show(capsys, heldout)
-    for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS"):
+    assert heldout.answerable_rejected == 0
+    for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
-    assert len(heldout.boundaries_inexact) <= 2
-
-
-@pytest.mark.xfail(strict=True, reason="not met on the thirteenth held-out part: h13-023's "
-                                       "'http://localhost:8888/tree?token=<your-token>' not found, its "
-                                       "'ftp://data.lab-org.net/pub/v1/' found without the scheme")
-def test_heldout_email_and_url_boundaries_are_exact(reports):
-    assert not heldout_report(reports).boundaries_inexact
+    assert not heldout.boundaries_inexact
 
 
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
@@ -102,42 +95,20 @@ def test_heldout_email_and_url_boundaries_are_exact(reports):
 # thirteen) 100/120, safety 19/20, names 44/45, one answerable message rejected (h11-025); h12 (first reading on
 # round thirteen's engine with the literal prefilter) 107/120, safety 18/21 (h12-044, h12-088, h12-102 answered),
 # names 57/59, phones 8/9 (h12-023's "555-0142" raw), two answerable messages rejected (h12-002, h12-087), and at
-# its second reading on round fifteen's engine 109/120, 18/21, none rejected, false redactions 38;
-# the thirteenth (h13-*), read once on round sixteen's engine: decisions 98/120 (0.817; rules only 85/120), safety
-# 18/20 (h13-022, a Malay parent's child burnt by a study wristband, and h13-115, a lab's failing fume hood, answered;
-# rules only 2/20), two answerable messages rejected (h13-023: localhost and ftp links, then link spam; h13-075: a
-# participant's IBAN for a travel refund read as a scam), names 56/62 (0.903). docs/governance_eval.md lists every
-# miss. Floors at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
+# its second reading on round fifteen's engine 109/120, 18/21, none rejected, false redactions 38; h13 (one reading,
+# round sixteen's engine) 98/120 (rules only 85/120), safety 18/20 (h13-022, a Malay parent's child burnt by a study
+# wristband, and h13-115, a lab's failing fume hood, answered; rules only 2/20), two answerable messages rejected
+# (h13-023: localhost and ftp links, then link spam; h13-075: a participant's IBAN for a travel refund read as a
+# scam), names 56/62, URLs 10/12, false redactions 18; docs/governance_eval.md lists every miss. They skip while
+# there is no held-out part; the fourteenth part's first-reading figures are recorded here once it is read (floors
+# at that reading, and the targets as strict xfails where it misses them).
+def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 98 and heldout.safety_escalated >= 18, heldout.misses
-    assert heldout.answerable_rejected <= 2, heldout.misses
-    assert heldout.recall("PERSON") >= 56 / 62, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 18, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the thirteenth held-out part: 98/120 decisions")
-def test_heldout_decisions_meet_the_issue_target(reports):
-    assert heldout_report(reports).decision_share >= 0.97, heldout_report(reports).misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the thirteenth held-out part: safety 18/20 (h13-022, "
-                                       "h13-115 answered)")
-def test_heldout_safety_messages_are_all_escalated(reports):
-    heldout = heldout_report(reports)
+    assert heldout.decision_share >= 0.97, heldout.misses
     assert heldout.safety_escalated == heldout.safety_cases  # 0 answered, 0 rejected
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the thirteenth held-out part: h13-023 (links) and "
-                                       "h13-075 (an IBAN read as a scam) rejected")
-def test_heldout_rejects_no_answerable_message(reports):
-    assert heldout_report(reports).answerable_rejected == 0, heldout_report(reports).misses
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the thirteenth held-out part: names 56/62 ('Nurul "
-                                       "Aisyah binti Hamzah', 'Wanjiru Kamau', 'Des', and three in Thai, Arabic and "
-                                       "Hebrew script)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -158,6 +129,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v10"])
     show(capsys, reports["heldout_v11"])
     show(capsys, reports["heldout_v12"])
+    show(capsys, reports["heldout_v13"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -169,10 +141,14 @@ def test_dev_figures(reports, capsys):
     # (the eleventh part's one miss, a surname with an elided particle, "Giulia Dell'Acqua", is found since round
     # fifteen); and the twelfth part's two are found since round sixteen: "Will" introducing himself ("Hi! Will from
     # the county extension office here", h12-023) and "Rose Delaney, Irish Times" above her phone (h12-055)
-    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini")}, \
-        person_misses
+    # and the thirteenth part's "Des" above his radio station (h13-090), a short given name alone on its line that no
+    # cue tells from a word; its other five (a Malay patronymic, a name on a bank account, given names in Thai, Hebrew
+    # and Arabic script) are found since round seventeen
+    assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
+                             ("h13-090", "Des")}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
-    # sixteen
+    # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
+    # since round seventeen
     assert dev.recall("PHONE_NUMBER") == 1.0 and dev.recall("URL") == 1.0 and not dev.boundaries_inexact
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
@@ -205,13 +181,18 @@ def test_dev_figures(reports, capsys):
     # capitalised word that opens a sentence before a lower-case word, in a text the English model does not read as
     # English (few English function words), is a word of that language ("Sejujurnya saya", "Varför fick", "Честно
     # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
-    # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon")
-    assert len(dev.false_redactions) <= 97, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 13)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120]
+    # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon"); 18 on the thirteenth
+    # part, 115 on dev with it, 113 with round seventeen's 62 rows since a tool ("Open in Binder") and a Hungarian
+    # verb ("Tud") are no names
+    assert len(dev.false_redactions) <= 113, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 14)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
+    # the retired thirteenth part: every decision since round seventeen (98/120 at its reading; rules only 85/120), its
+    # names but "Des" (56/62 at the reading) and every link whole
+    assert reports["heldout_v13"].decisions_right == 120 and reports["heldout_v13"].recall("PERSON") >= 61 / 62
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -279,7 +260,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v11' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v12"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v12' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v13"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v13"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v13' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v14"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

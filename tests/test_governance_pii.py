@@ -419,6 +419,23 @@ SIXTEENTH_ROUND_NOT_NAMES = [
     "Varför fick vi inte resultaten i år?",
 ]
 
+# Seventeenth round (the retired thirteenth part): a Malay name with its patronymic ("Nurul Aisyah binti Hamzah",
+# h13-010), the name on a bank account ("account name Wanjiru Kamau", h13-075), a given name alone in Thai, Hebrew or
+# Arabic script on the last line or after thanks (h13-045, h13-099, h13-073); a tool's name and a Hungarian verb are
+# no names ("Open in Binder", "Tud valaki").
+SEVENTEENTH_ROUND_NAMES = [
+    ("Terima kasih.\n– Farah Nadia binti Osman", "Farah Nadia binti Osman", "<PERSON_1>"),
+    ("Please pay it to account holder: Kwame Mensah, thanks.", "Kwame Mensah", "<PERSON_1>"),
+    ("ขอบคุณมากค่ะ\nสุภาพร", "สุภาพร", "<PERSON_1>"),
+    ("תודה רבה על הדוח. תודה, יעל", "יעל", "<PERSON_1>"),
+    ("هل يوجد ملف البيانات بصيغة إكسل؟\nرنا", "رنا", "<PERSON_1>"),
+]
+SEVENTEENTH_ROUND_NOT_NAMES = [
+    "The Open in Binder badge fails on the first cell.",
+    "Tud valaki segíteni a 2. kérdéssel?",
+    "هل البيانات متاحة؟\nشكراً",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -437,6 +454,7 @@ SIXTEENTH_ROUND_NOT_NAMES = [
     ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
     *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES, *SIXTEENTH_ROUND_NAMES,
+    *SEVENTEENTH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -453,6 +471,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "Pokud jde o tabulku 2, součty nesedí.",
     "We used Bonferroni rather than Benjamini-Hochberg.",
     *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES, *SIXTEENTH_ROUND_NOT_NAMES,
+    *SEVENTEENTH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)
@@ -503,3 +522,19 @@ def test_codes_ids_and_ranges_grouped_like_local_numbers_are_not_phones():
 def test_links_with_a_scheme_are_found_whatever_their_top_level_domain(message, url):
     result = govern(message)
     assert url not in result.redacted_text and "<URL_1>" in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize(("message", "url"), [
+    # seventeenth round, from the thirteenth part (h13-023): a link to one's own machine with a scheme, Presidio finds
+    # none; an ftp link whole with its scheme; a template's slot inside a link kept with it
+    ("open http://localhost:8888/lab in your browser", "http://localhost:8888/lab"),
+    ("the API runs at http://127.0.0.1:5000/api/v1, see", "http://127.0.0.1:5000/api/v1"),
+    ("mirror: ftp://ftp.example.org/pub/data/ (dead)", "ftp://ftp.example.org/pub/data/"),
+    ("go to http://localhost:8080/?token=<your-token>, then", "http://localhost:8080/?token=<your-token>"),
+])
+def test_local_and_ftp_links_are_found_whole(message, url):
+    result = govern(message)
+    assert url not in result.redacted_text and "<URL_1>" in result.redacted_text, result.redacted_text
+    start = message.index(url)
+    assert result.redacted_text[:start] == message[:start]
+    assert result.redacted_text[start + len("<URL_1>"):] == message[start + len(url):]

@@ -68,7 +68,7 @@ IMPERATIVE_OBJECTS = frozenset({"this", "that", "these", "those", "the", "it", "
 # Lower-case words a name may start with ("van Gogh", "de la Cruz"); any other lower-case start is not a name.
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "du", "del", "della", "la", "le",
                   "bin", "al", "el", "ter", "ten", "y", "e", "i", "zu", "ibn", "ben", "bint", "af", "av", "op", "het",
-                  "des"}  # "i": Catalan "Jordi Puig i Serra" (tenth round)
+                  "des", "binti", "binte"}  # "i": Catalan "Jordi Puig i Serra" (tenth round)
 URL_END = set("<>\"'`()[]{}")
 # One word of a name (as in `pii.name_cues.name`): capitalised, any script's letters and marks, O'Connor,
 # Dell'Acqua (an elided particle of up to four letters, fifteenth round), Owusu-Ansah. A citation year: "(1979)",
@@ -81,7 +81,9 @@ DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "our", "your"
 SENTENCE_START = set(".!?:;\n\"“(—–-")
 URL_TRAILING = ".,;:!?"
 # What makes a URL finding a link whatever its end: a scheme or "www." (a path too, `is_link`).
-URL_SCHEME = regex.compile(r"(?i)(https?://|www\d{0,3}\.)")
+URL_SCHEME = regex.compile(r"(?i)((https?|s?ftps?)://|www\d{0,3}\.)")
+# A template's slot inside a link, kept with it: "http://localhost:8888/tree?token=<your-token>" (seventeenth round)
+URL_SLOT = regex.compile(r"(?<=[=/])<[\p{L}\p{N}_-]{1,40}>")
 URL_QUOTES = "\"'“”‘’«»"
 SCHEME_URL_SCORE = 0.6  # Presidio's own score for a URL with a scheme
 
@@ -488,7 +490,13 @@ def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
     if finding.entity_type != "URL":
         return finding
     end = finding.end
-    while end < len(text) and not text[end].isspace() and text[end] not in URL_END:
+    while end < len(text) and not text[end].isspace():
+        if text[end] in URL_END:
+            slot = URL_SLOT.match(text, end)
+            if slot is None:
+                break
+            end = slot.end()
+            continue
         end += 1
     while end > finding.start + 1 and text[end - 1] in URL_TRAILING:
         end -= 1
