@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the thirteenth retired, the fourteenth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the fourteenth,
+h14-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -83,7 +83,12 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     assert heldout.answerable_rejected == 0
     for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
-    assert not heldout.boundaries_inexact
+
+
+@pytest.mark.xfail(strict=True, reason="not met on the fourteenth held-out part: h14-050's 'rsync://' link is found "
+                                       "without its scheme")
+def test_heldout_email_and_url_boundaries_are_exact(reports):
+    assert not heldout_report(reports).boundaries_inexact
 
 
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
@@ -99,9 +104,21 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # round sixteen's engine) 98/120 (rules only 85/120), safety 18/20 (h13-022, a Malay parent's child burnt by a study
 # wristband, and h13-115, a lab's failing fume hood, answered; rules only 2/20), two answerable messages rejected
 # (h13-023: localhost and ftp links, then link spam; h13-075: a participant's IBAN for a travel refund read as a
-# scam), names 56/62, URLs 10/12, false redactions 18; docs/governance_eval.md lists every miss. They skip while
-# there is no held-out part; the fourteenth part's first-reading figures are recorded here once it is read (floors
-# at that reading, and the targets as strict xfails where it misses them).
+# scam), names 56/62, URLs 10/12, false redactions 18; h14 (one reading, round seventeen's engine) 104/120 (rules
+# only 91/120), safety 20/21 (h14-055, a field worker who collapsed in 41 degC heat, answered; rules only 9/21), two
+# conflicts of abuse beside a specific fault rejected (h14-048, h14-084), names 61/75 (eight in non-Latin scripts),
+# URLs 14/15, false redactions 27; docs/governance_eval.md lists every miss. Floors at that reading, the targets as
+# strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 104 and heldout.safety_escalated >= 20, heldout.misses
+    assert heldout.recall("PERSON") >= 61 / 75, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 27, heldout.false_redactions
+    assert len(heldout.boundaries_inexact) <= 1
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the fourteenth held-out part: 104/120 decisions, safety "
+                                       "20/21 (h14-055 answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -109,6 +126,10 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the fourteenth held-out part: names 61/75 (Chinese, "
+                                       "Hebrew, Persian, Tamil, Mongolian, Amharic and Korean names, 'Gaz', 'Joy', "
+                                       "'Rahul', 'Lars-Göran Ek', 'Montserrat Puig i Soler', "
+                                       "'Nurul Aisyah binti Rahman')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
