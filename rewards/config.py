@@ -62,6 +62,7 @@ class OversellingConfig(_Strict):
     done_states: list[str]
     scheduled_times: str
     cause_marks: list[str]
+    changed_now: list[str]
     recent_times: str
     recent_past: str
     check_nouns: list[str]
@@ -155,6 +156,8 @@ class RoleConfig(_Strict):
     thanks_for: str
     thanks_generic: list[str]
     thanked_absent_words: int = Field(ge=1)
+    thanked_act_max_terms: int = Field(ge=0)
+    topic_only_min_terms: int = Field(ge=1)
     grave_news: str
     cheer: str
     team_plural: list[str]

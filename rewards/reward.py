@@ -195,7 +195,9 @@ class RewardScorer:
             caps.append(self.config.coherence.cap)
         components["coherence"] = ComponentScore(1.0 if coherent else -1.0, 0.0, coherence_why)
         ack = parts["acknowledgment"][0]
-        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, ack >= 0, ack >= 1.0)
+        taken_up = frozenset(self._taken_up(own, fb))
+        in_role, role_why = (self._role.check(response, fb.sender, reading.yours, ack >= 0, ack >= 1.0,
+                                              taken_up, reading.ours)
                              if words else (True, "Empty reply."))
         if not in_role:
             caps.append(self.config.role.cap)
@@ -524,9 +526,8 @@ class RewardScorer:
         if not actions:
             return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
                           "commit to something concrete about the points raised.")
-        said = {stem(w, cfg.stem_chars) for sentence in own for w in sentence.words}
-        covered = [s for s, q in zip(fb.key_stems, fb.qualifiers or [frozenset()] * len(fb.key_stems), strict=True)
-                   if s in said or q & said]
+        said = self._said(own)
+        covered = self._taken_up(own, fb, said)
         # Full credit for half of the key terms, or for `full_credit_terms` of them on a long feedback.
         needed = min(cfg.full_credit_coverage * len(fb.key_stems), cfg.full_credit_terms)
         coverage = len(covered) / needed
@@ -536,6 +537,17 @@ class RewardScorer:
             return score, f"Takes up the feedback's specific points ({len(covered)} of {len(fb.key_stems)} key terms)."
         return score, (f"Takes up {len(covered)} of {len(fb.key_stems)} key terms of the feedback in its own sentences:"
                        f" address its specific points (e.g. {', '.join(missing)}...).")
+
+
+    def _said(self, own: list[Sentence]) -> set[str]:
+        return {stem(w, self._stem) for sentence in own for w in sentence.words}
+
+    def _taken_up(self, own: list[Sentence], fb: FeedbackAnalysis, said: set[str] | None = None) -> list[str]:
+        """The feedback's key terms (stems) that the reply's own sentences take up, by the term or a participle
+        that qualified it there."""
+        said = self._said(own) if said is None else said
+        return [s for s, q in zip(fb.key_stems, fb.qualifiers or [frozenset()] * len(fb.key_stems), strict=True)
+                if s in said or q & said]
 
 
 _DEFAULT_SCORER: RewardScorer | None = None

@@ -35,6 +35,8 @@ HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
+OUR = re.compile(r"\bour\b")
+THE_MATTER = re.compile(r"\b(?:it|this|that|these|those|them)\b")
 # Where the name of what the sender is said to have asked about ends: "the end-of-study certificates and ...",
 # "our sleep measurement approach so convincing"
 MISREAD_STOP = frozenset({"and", "or", "but", "so", "with", "for", "from", "at", "by", "as", "is", "are", "was", "were",
@@ -115,10 +117,13 @@ class RoleCheck:
                            bool(self._grave.search(feedback.lower())))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
-              takes_up_points: bool = True, covers_points: bool = True) -> tuple[bool, str]:
+              takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
+              ours: frozenset[str] = frozenset()) -> tuple[bool, str]:
         """(passes, why). `yours`: the head nouns the reply calls "your ..." (from the parse); `takes_up_points`:
         the reply takes up at least half the feedback's terms it should (acknowledgment >= 0); `covers_points`: all
-        it should (acknowledgment 1). Checks run cheapest first; the first failure is the explanation."""
+        it should (acknowledgment 1); `taken_up`: the stems of the feedback's key terms its own sentences take up
+        (None: not known, the checks that need them are skipped); `ours`: the words naming the team's own things
+        ("our vitamin D report"). Checks run cheapest first; the first failure is the explanation."""
         lower = reply.lower()
         if self._unfinished(reply):
             last = reply.strip().splitlines()[-1].strip()
@@ -164,6 +169,18 @@ class RoleCheck:
         if thanked := self._thanked_for_elsewhere(lower, facts):
             return False, (f"Thanks the sender for {thanked!r}, which the feedback does not mention: thanks for "
                            "something the sender never did, a reply to another message.")
+        if taken_up:
+            acts = self._acts_elsewhere(lower, facts)
+            # the feedback's terms it takes up besides naming the team's own things and the acts it thanks for
+            rest = taken_up - {stem(w, self.stem_chars) for w in (*ours, *(w for a in acts for w in WORD.findall(a)))}
+            if acts and len(rest) <= self.cfg.thanked_act_max_terms:
+                return False, (f"Thanks the sender for {acts[0]!r}, which the feedback does not do or ask about, and "
+                               f"takes up {len(rest)} of its specific terms besides: a reply to another message.")
+            if not rest and len(taken_up) >= self.cfg.topic_only_min_terms:
+                topic = list(dict.fromkeys(w for w in WORD.findall(lower) if stem(w, self.stem_chars) in taken_up))
+                return False, (f"Takes up the feedback's words only to name the team's own things or what it thanks "
+                               f"for ({', '.join(topic[:3])}): the topic, not what this sender wrote about it; answer "
+                               "their point.")
         if facts.grave and (m := self._cheer.search(lower)):
             return False, (f"Answers news of a death with cheer ({reply[m.start() : m.end()]!r}): a reply to another "
                            "message.")
@@ -281,6 +298,31 @@ class RoleCheck:
                     absent += objects
                     found = found or part.strip()
         return found if len(set(absent)) >= self.cfg.thanked_absent_words else ""
+
+    def _acts_elsewhere(self, lower: str, facts: SenderFacts) -> list[str]:
+        """What the reply thanks the sender for, when it is an act the feedback does not do (its head is none of the
+        feedback's words nor a generic act of writing in, `thanks_generic`: "for downloading the sleep study app",
+        "for adopting a humpback", "for your donation") or is about the team's own thing ("for sharing our report",
+        "for your interest in our pilot data"). An act done to "it" or "this" is the sender's on their own point
+        ("for testing it", "for digging into this")."""
+        acts = []
+        for m in self._thanks_for.finditer(lower):
+            part = m.group(1).strip()
+            words = [w for w in WORD.findall(part) if w not in THANKED_INTRO and w not in MISREAD_STOP]
+            if not words or THE_MATTER.search(part):
+                continue
+            head = words[0].removesuffix("'s")
+            if OUR.search(part) or (head not in self._thanks_generic and not self._feedback_act(head, facts)):
+                acts.append(part)
+        return acts
+
+    def _feedback_act(self, head: str, facts: SenderFacts) -> bool:
+        """The thanked act is one the feedback names: its word, or the verb of an "-ing" form ("testing" for
+        "I tested")."""
+        if stem(head, self.stem_chars) in facts.stems:
+            return True
+        base = head[:-3] if head.endswith("ing") and len(head) > 6 else ""
+        return bool(base) and any(s.startswith(base[: self.stem_chars]) for s in facts.stems)
 
     def _thanked_objects(self, part: str) -> list[str]:
         """The content words after the act's head that follow a determiner, possessive or preposition, up to a

@@ -96,6 +96,9 @@ class Reading:
     heap_share: float  # share of tokens in runs of nominal words without a function word ("keyword heap")
     repeated_openings: int  # sentences that open with the same words as another sentence of the reply
     yours: frozenset[str]  # head nouns the reply calls "your ...", from the parse ("your father's heart" -> father)
+    # the words that name the team's own things ("our vitamin D report" -> vitamin, d, report): a head noun after "our"
+    # and its compounds and adjectives. Naming the team's report is not taking up what the sender wrote about it
+    ours: frozenset[str] = frozenset()
 
     @property
     def fragment_share(self) -> float:
@@ -384,12 +387,20 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
             # already been told", "your payment has already been approved"
         elif (ahead and t.dep == "nsubj" and t.lower not in SENDER and t.lower not in ("we", "i") and not aux
               and verb.i not in flat
-              and verb.tag in ("VBZ", "VBP") and verb.dep not in REPORTED and _when(toks, verb, ahead_at)
+              and (verb.tag in ("VBZ", "VBP") or (verb.tag == "VB" and verb.dep == "ROOT"))  # "go" read as a base
+              and verb.dep not in REPORTED and _when(toks, verb, ahead_at)
               and not any(toks[c].lower in PLANNED for c in verb.children)):  # "when it's out next month"
             flat.add(verb.i)
             found.append((verb.lower, f"{t.lower} ... {verb.lower} {ahead.group().lower()}"))  # "a fourth option
             # goes live on Monday", "a corrected booklet goes out next month": an outcome nobody could have fixed
             # yet, stated as settled (the team's promise is "we'll send", with its modal)
+        elif (t.dep in ("nsubj", "nsubjpass") and t.lower not in SENDER and t.lower not in ("we", "i")
+              and not _yours(toks, t) and verb.i not in flat and _main_clause(toks, verb)
+              and (verb.tag in ("VBZ", "VBP") or (verb.tag == "VBN" and aux & {"is", "are"}))
+              and any(toks[c].dep == "advmod" and toks[c].lower in reader.changed_now for c in verb.children)):
+            flat.add(verb.i)
+            found.append((verb.lower, f"{t.lower} ... now {verb.lower}"))  # "the dropdown now goes to 110", "the
+            # attribution is now on every figure": a change made since the feedback arrived, stated as how things are
         elif (t.dep in ("nsubj", "nsubjpass") and t.lower not in SENDER and t.lower not in ("we", "i")
               and verb.i not in flat and (verb.tag == "VBD" or (verb.tag == "VBN" and aux & {"was", "were"}))
               and _caused(toks, verb, reader.cause_marks)):
@@ -397,6 +408,12 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
             found.append((verb.lower, f"{t.lower} ... {verb.lower} because"))  # "the letter went out because the
             # clinic's update was filed under a different number": the cause of what happened, found by nobody yet
     return found
+
+
+def _main_clause(toks: list[_Token], verb: _Token) -> bool:
+    """The verb heads the sentence or a clause joined to it by "and" ("..., and the attribution is now on every
+    figure"), not a clause under another ("since many learners now get an error", "as we do each year: ...")."""
+    return verb.dep == "ROOT" or (verb.dep == "conj" and toks[verb.head].dep == "ROOT")
 
 
 def _when(toks: list[_Token], verb: _Token, time: list[int]) -> bool:
@@ -587,6 +604,9 @@ def _heap_share(toks: list[_Token], run: int) -> float:
     return in_runs / max(1, sum(not t.space for t in toks))
 
 
+NAMING_DEPS = frozenset({"compound", "amod", "nmod"})
+
+
 def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
     cfg = reader.cfg
     toks = _tokens(doc)
@@ -596,7 +616,23 @@ def _reading(doc: Doc, reader: "SentenceReader") -> Reading:
     repeated = sum(n for n in openings.values() if n > 1)
     yours = frozenset(toks[t.head].lower for t in toks
                       if t.dep == "poss" and t.lower == "your" and toks[t.head].tag.startswith("NN"))
-    return Reading(sentences, sum(len(s.words) for s in sentences), _heap_share(toks, cfg.heap_run), repeated, yours)
+    return Reading(sentences, sum(len(s.words) for s in sentences), _heap_share(toks, cfg.heap_run), repeated, yours,
+                   _our_names(toks))
+
+
+def _our_names(toks: list[_Token]) -> frozenset[str]:
+    """The words of the noun phrases the reply calls "our ...": the head noun, its compounds and adjectives, and
+    theirs ("our platform work survey" -> platform, work, survey)."""
+    found: set[str] = set()
+    for t in toks:
+        if t.dep != "poss" or t.lower != "our" or not toks[t.head].tag.startswith("NN"):
+            continue
+        stack = [t.head]
+        while stack:
+            k = stack.pop()
+            found.add(toks[k].lower)
+            stack += [c for c in toks[k].children if c < k and toks[c].dep in NAMING_DEPS]
+    return frozenset(found)
 
 
 class SentenceReader:
@@ -610,6 +646,7 @@ class SentenceReader:
         self.recent_past = re.compile(claims.recent_past, re.IGNORECASE)
         self.scheduled = re.compile(claims.scheduled_times, re.IGNORECASE)
         self.cause_marks = frozenset(claims.cause_marks)
+        self.changed_now = frozenset(claims.changed_now)
         self.check_nouns = frozenset(claims.check_nouns)
         self.finding_verbs = frozenset(claims.finding_verbs)
         self.team_people = frozenset(claims.team_people)

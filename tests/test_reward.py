@@ -199,6 +199,11 @@ class TestOverselling:
         ("A fourth option for the consent question goes live on Monday.", 1),
         ("A corrected report goes out to all 86 participants next month.", 1),
         ("The third reminder went out because your first return was lost in the post.", 1),
+        # round eleven: a change stated as how things now are, and a scheduled outcome whose verb the tagger reads
+        # as a base form
+        ("The age list now goes to 110.", 1),
+        ("Coverage changes little, and the credit line is now on every map.", 1),
+        ("The captioned film and a signed version go live on Friday.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -234,6 +239,9 @@ class TestOverselling:
         "I'll send you the updated summary when it's out next month.",
         "The rate moved in this year's release because we reweighted the survey to the new census.",
         "Fewer falls were recorded in that group, probably because many were bed-bound.",
+        # "now" in a clause under another: how things stand, as the sender says
+        "Since the page worked until March and many readers now get an error, the fault is probably ours.",
+        "We will make sure the age list now goes to 110 once the form is fixed.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
@@ -666,6 +674,40 @@ class TestRole:
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
+
+    # Round eleven: in-role replies about a neighbouring matter that reuse the feedback's topic words (the ninth
+    # held-out part's first reading: off-target < 0 only 14 of 30). The sender's point is a station on the wrong street.
+    STREET_FEEDBACK = ("Your noise survey's map puts station N-14 on the wrong street: it is on Mill Lane, not Church "
+                       "Road. So the readings for 3 May look far too high for Church Road. Which street do the "
+                       "published figures use?")
+
+    @pytest.mark.parametrize("reply, why", [
+        ("Thank you for completing our noise survey! Every respondent is entered into a draw for a £20 voucher, and we "
+         "will email the winners at the end of the month.", "thanks for an act the sender never did"),
+        ("Thanks for sharing our noise survey with your neighbours! We will publish the full findings for the town in "
+         "the spring.", "thanks for an act on the team's own thing"),
+        ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
+         "residents.", "the feedback's words only in the name of the team's survey"),
+    ])
+    def test_a_reply_that_takes_up_only_the_topic_and_answers_another_matter_fails(self, reply, why):
+        result = score(reply, self.STREET_FEEDBACK)
+        assert result.components["role"].score == -1.0, (why, result.components["role"].explanation)
+        assert result.total < 0
+
+    @pytest.mark.parametrize("reply", [
+        ("Thank you for telling us. If station N-14 sits on Mill Lane, the map and the readings for 3 May are wrong "
+         "for Church Road. We will check the station's logged position and correct the map this week."),
+        # an act of the reply's own words done to "it", the sender's point
+        ("Thanks for checking it on the ground. We will compare station N-14's logged position with Mill Lane and "
+         "Church Road this week and write back with which street the published figures use."),
+        # the team's survey named, and the sender's point taken up besides
+        ("We will check where station N-14 stands in our noise survey and correct the map if it is on Mill Lane; we "
+         "will tell you which street the figures for 3 May use."),
+    ])
+    def test_a_reply_that_takes_up_the_senders_point_is_in_role(self, reply):
+        result = score(reply, self.STREET_FEEDBACK)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 

@@ -1,9 +1,9 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the eight held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
-h8-* and h9-*, are dev now: they were read and tuned against). A held-out part is written blind and read once before
-the round's changes; between two parts (the last retired, the next not added yet) there is none and its test skips
-(docs/reward.md has every reading)."""
+Dev is what the reward was tuned on (the nine held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
+h8-*, h9-* and h10-*, are dev now: they were read and tuned against). A held-out part is written blind and read once
+before the round's changes; between two parts (the last retired, the next not added yet) there is none and its test
+skips (docs/reward.md has every reading)."""
 
 import pytest
 
@@ -34,18 +34,21 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.995  # 0.992 with h9 (285 messages) before round ten, 0.995 now
+    assert dev.overall >= 0.995  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    # before round eleven, 0.995 after
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 290 / 293  # 283 before round ten's checks of news about a matter the
-    # sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and an answer
-    # to someone else's comments (h9-22, h9-20, h9-02, h9-08, h9-04, h9-06, h9-17); h19's partnership offer written
-    # as the start-up, h8-22's thanks for kind words nobody wrote and d49's case for cycle lanes to a journalist asking
-    # which figure is right still >= 0
+    assert dev.share_below_zero("off_target") >= 316 / 323  # 283 of 293 before round ten's checks of news about a
+    # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
+    # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
+    # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10). Still
+    # >= 0: h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote, h10-04's and
+    # h10-29's written as the sender, h10-10's, h10-14's and h10-24's thanks for a neighbouring matter's news
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 0.96  # 184 of 197 with h9 before round ten's flat causes and scheduled outcomes,
-    # 190 of 197 now
+    assert dev.rate("invented") >= 249 / 257  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are
+    assert dev.share_below_zero("invented") >= 54 / 127  # 53 before round eleven
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -81,43 +84,28 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     seen the reward marked them (docs/reader_set.md). From an agent drafting on receipt that work is invented.
     Before the reward counted it, they scored above the on-receipt genuine reply of their message in 17 of 21
     pairs (mean 0.778 against 0.746 for the on-receipt ones); now below it in 9 of 21 (0.676 against 0.744). The
-    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (131 of
+    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (130 of
     133): invented, but answers all the same."""
     lower, pairs = dev.after_work_below
     assert pairs == 25 and lower >= 11  # 21 until on-receipt plain replies joined d15 and d19 (both after-work)
     below, n = dev.below_zero["after_work"]
-    assert n == 133 and below <= 2
+    assert n == 133 and below <= 3  # 2 until round eleven read "the abstract now says ..." as a change made (h03's
+    # plain, +0.59 -> -0.05: three changes reported as done, invented on receipt)
 
 
 NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the ninth (h10-*), written blind (asked for in-role off-target replies and inventions
-    stated flatly, with the governance stage's own placeholder forms) and read once, before any change made for it,
-    on the reward after round ten: agreement 0.990, genuine above invented 0.967 (58 of 60), careful above salad
-    30/30, careful and plain >= 0 30/30 each, salad and placeholder < 0 30/30, off-target < 0 only 14/30 (in-role
-    replies about a neighbouring matter that reuse the sender's topic words: "thank you for the Q3 progress report on
-    the coastal flooding subcontract" to an invoice returned as 'PO exceeded'), invented < 0 12/30. Floors at that
-    reading (docs/reward.md). The eighth (h9-*) is dev now (`heldout_v8`); it read 0.971 twice."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The ninth
+    (h10-*, asked for in-role off-target replies and inventions stated flatly, with the governance stage's own
+    placeholder forms) was read once (0.990, off-target < 0 14/30) and is dev now (`heldout_v9`; docs/reward.md).
+    Until the tenth (h11-*) is added there is nothing to score; the next part's first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.99  # 0.990
-    assert heldout.rate("invented") >= 0.96  # 58 of 60
+    assert heldout.overall >= 0.95
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") == 0
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 14 / 30
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 sign targets not met on the ninth held-out part: 16 off-target "
-                                       "replies >= 0 (in-role replies about a neighbouring matter)")
-def test_heldout_meets_every_sign_target():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
@@ -142,3 +130,10 @@ def test_the_eighth_part_meets_every_sign_target(dev_scored):
     """The eighth part's first reading (dev since) missed issue #12's sign targets: careful h9-15 < 0 (the coherence
     gate) and 7 off-target replies >= 0. Round ten fixed both families on dev."""
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v8")
+
+
+@pytest.mark.xfail(strict=True, reason="the ninth part's first reading (dev since) missed issue #12's sign targets "
+                                       "with 16 off-target replies >= 0 (in-role replies about a neighbouring "
+                                       "matter); 5 still are (h10-04, h10-10, h10-14, h10-24, h10-29)")
+def test_the_ninth_part_meets_every_sign_target(dev_scored):
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v9")
