@@ -97,15 +97,35 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The ninth
-    (h10-*, asked for in-role off-target replies and inventions stated flatly, with the governance stage's own
-    placeholder forms) was read once (0.990, off-target < 0 14/30) and is dev now (`heldout_v9`; docs/reward.md).
-    Until the tenth (h11-*) is added there is nothing to score; the next part's first reading sets the floors here."""
+    """The held-out part: the tenth (h11-*), written blind (asked for in-role off-target replies that answer a
+    neighbouring question in the message's own words, and inventions stated flatly: a cause, a date, a count, an action
+    taken) and read once, before any change made for it, on the reward after round eleven: agreement 0.890, genuine
+    above invented 0.867, careful above salad 29/30, careful >= 0 28/30, plain >= 0 26/30, salad and placeholder < 0
+    30/30, off-target < 0 12/30, invented < 0 8/30. The genuine misses: h11-24's two replies quote the sender's
+    "103.19999999", which the privacy gate reads as a phone number (-1); h11-11's two commit to looking into it in
+    words the acknowledgment check does not read as a commitment; h11-23's plain reply fails the coherence gate;
+    h11-26's plain reply thanks a parish clerk "for passing on the Council's resolutions", which round eleven's check
+    for thanks for an act never done misreads. Floors at that reading (docs/reward.md). The ninth (h10-*) is dev now
+    (`heldout_v9`); it read 0.990."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
-    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.overall >= 0.89  # 0.890
+    assert heldout.rate("invented") >= 0.86  # 52 of 60
+    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 4 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 12 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the tenth held-out part: agreement 0.890, careful "
+                                       "above salad 29/30, 6 genuine replies < 0 and 18 off-target replies >= 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
