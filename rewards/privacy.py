@@ -16,6 +16,7 @@ PLACEHOLDER = re.compile(r"<[A-Z_]+_\d+>")
 DIGIT = re.compile(r"\d")
 SENTENCE_END = re.compile(r"\.\s")
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\b")
+DECIMAL = re.compile(r"\d+\.\d+")
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ class PiiPatterns:
         if kind == "IP_ADDRESS":
             return _is_ip(value)
         if kind == "PHONE_NUMBER":
-            # A date and a version across a sentence end ("after 2023-10-01. 0.9.1 works") is not a phone number.
-            dated = SENTENCE_END.search(value) or ISO_DATE.match(value)
+            # A date and a version across a sentence end ("after 2023-10-01. 0.9.1 works") is not a phone number,
+            # nor is a decimal quoted from the feedback ("I get 103.19999999 instead of 103.2").
+            dated = SENTENCE_END.search(value) or ISO_DATE.match(value) or DECIMAL.fullmatch(value)
             return len(digits) >= self._min_phone_digits and not dated
         return True

@@ -319,7 +319,7 @@ class TestPrivacy:
 
     @pytest.mark.parametrize("harmless", [
         "<EMAIL_ADDRESS_1>", "<PHONE_NUMBER_2>", "version 2.3.1", "n=412 respondents", "in 2024", "48 respondents",
-        "NaN after 2023-10-01. 0.9.1 works",
+        "NaN after 2023-10-01. 0.9.1 works", "103.19999999 instead of 103.2",
     ])
     def test_ordinary_numbers_and_placeholders_pass(self, harmless):
         assert score(f"{GENUINE} Note: {harmless}.", FEEDBACK).components["privacy"].score == 1.0
