@@ -531,6 +531,17 @@ class TestCoherence:
         assert fill.clause and "fill (instruction)" in fill.actions
         assert not heap.clause
 
+    def test_a_verb_after_a_gerund_subject_the_tagger_reads_as_a_noun_is_a_clause(self):
+        """Round twelve (h11-23's plain reply, -0.58 before): "points" tagged a plural noun after the gerund subject
+        "Being cut off ..."; read again after "It" it is the verb. A gerund before a heap of nouns stays outside."""
+        reader = default_scorer()._reader
+        (reading,), _ = reader.read_with_feedbacks([
+            "Being cut off while blocking on a word points to the assistant's timing, not a failure on your part. "
+            "Ensuring robust limitations verification transparency."], [])
+        verb, heap = reading.sentences
+        assert verb.clause and not verb.anomalies
+        assert not heap.clause
+
     def test_a_relative_clause_without_a_verb_is_broken_grammar(self):
         """h15's salad: "... only some everyone you still unclear" has a subject and no verb; with the feedback's
         own words around it, that is a stitched reply."""
@@ -671,6 +682,8 @@ class TestRole:
         "Thank you for your interest in the refused requests.",  # the sender's words
         "In response to your comments, we have two answers.",  # what any sender wrote
         "Thanks for raising the refused requests and the consent wording with us directly.",
+        # round twelve (h11-26's plain reply, -0.57 before): passing a message on is writing in
+        "Thank you for passing on the report's refused requests.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
@@ -890,6 +903,17 @@ class TestAcknowledgmentResponds:
     def test_a_promised_look_at_the_feedbacks_point_is_a_commitment(self, look):
         result = score(look, REPORT_FEEDBACK)
         assert result.components["acknowledgment"].score > -1.0 and result.total >= 0
+
+    def test_verbs_joined_to_a_promise_share_it_and_a_feeling_with_a_modal_of_its_own_does_not(self):
+        """Round twelve (h11-11's two genuine replies, -0.21 before): "We'll look into it, find out about ..., and see
+        who ..." promises what its joined verbs say; "We appreciate ... and will keep ... in mind" promises nothing."""
+        listed = ("Thanks, you're right to ask about the refused requests. We'll look into it, find out how the "
+                  "consent wording changed, and see who can write back to you about both.")
+        result = score(listed, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0
+        feeling = ("Thank you for your message. Transparency reports have many limitations. We appreciate your "
+                   "patience and will keep your comments in mind.")
+        assert score(feeling, REPORT_FEEDBACK).components["acknowledgment"].score == -1.0
 
     def test_an_echo_is_below_zero(self):
         echo = ("You say the transparency report counts data requests but never says how many were refused, and "

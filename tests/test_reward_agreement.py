@@ -34,8 +34,8 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.987  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
-    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve
+    assert dev.overall >= 0.989  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9898 after its genuine misses
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
@@ -45,9 +45,9 @@ def test_dev_agreement_and_signs(dev):
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
     # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 303 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 307 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
-    # 303 of 317 with h11
+    # 303 of 317 with h11, 307 once its genuine misses are read right
     assert dev.share_below_zero("invented") >= 62 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
 
 
@@ -75,11 +75,11 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # are no uncited statistics), h8-02's (a reviewer's terms in whole sentences are not stitched), h8-01's plain (its
     # versions and "a gzipped file" take up the bug report; "we don't know the cause" is honest on receipt)
     # h9-15's careful passes since round ten (a complementiser read as a determiner, an infinitive passive: no breaks)
-    # the tenth part's first reading (dev since) added four: h11-11's two (a commitment not read as one), h11-23's plain
-    # (the coherence gate) and h11-26's plain (thanks for passing on resolutions read as thanks for an act never done)
-    tenth = [f for f in failures if f[0].startswith("h11-")]
-    assert len(failures) - len(tenth) <= 2 and len(tenth) <= 4, failures
-    assert all("is not in the feedback" in why for i, _, why in failures if not i.startswith("h11-")), failures
+    # the tenth part's first reading (dev since) added four, which pass since round twelve: h11-11's two (verbs joined
+    # to a promise), h11-23's plain (a verb after a gerund subject tagged a noun) and h11-26's plain (passing a
+    # message on is writing in)
+    assert len(failures) <= 2, failures
+    assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
