@@ -204,6 +204,10 @@ class TestOverselling:
         ("The age list now goes to 110.", 1),
         ("Coverage changes little, and the credit line is now on every map.", 1),
         ("The captioned film and a signed version go live on Friday.", 1),
+        # round twelve: work dated by a weekday or last week (the tenth part's inventions stated with a date)
+        ("We corrected the weighting code on Tuesday.", 1),
+        ("We shipped a fix for the sample last week.", 1),
+        ("We relocated the station to the lay-by on Monday.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -229,6 +233,7 @@ class TestOverselling:
         "Thanks for giving your participant number, VR-0412; we'll find your answers with it.",
         "Last Tuesday's survey was the one-minute reading check we give every child.",
         "You sent it yesterday, and we will reply by Friday.",
+        "You sent it on Monday, and we will fix the claim on Friday.",
         "Pupils who already receive free meals are left out of the estimate.",
         # a relative clause under a condition (reader set h8-14's careful reply)
         "If any of your answers were used in results that have since been published, we will tell you.",

@@ -35,7 +35,7 @@ def dev(dev_scored):
 
 def test_dev_agreement_and_signs(dev):
     assert dev.overall >= 0.989  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
-    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9898 after its genuine misses
+    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
@@ -45,10 +45,11 @@ def test_dev_agreement_and_signs(dev):
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
     # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 307 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 308 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
-    # 303 of 317 with h11, 307 once its genuine misses are read right
-    assert dev.share_below_zero("invented") >= 62 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
+    # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week
+    assert dev.share_below_zero("invented") >= 64 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
+    # before round twelve, 64 after
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
