@@ -706,6 +706,8 @@ class TestRole:
          "will email the winners at the end of the month.", "thanks for an act the sender never did"),
         ("Thanks for sharing our noise survey with your neighbours! We will publish the full findings for the town in "
          "the spring.", "thanks for an act on the team's own thing"),
+        ("Thanks for forwarding the festival programme! We will publish the full findings for the town in the spring.",
+         "thanks for passing on what the sender never mentioned (round twelve: passing on is writing in)"),
         ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
          "residents.", "the feedback's words only in the name of the team's survey"),
     ])
