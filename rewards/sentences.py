@@ -421,7 +421,23 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
             flat.add(verb.i)
             found.append((verb.lower, f"{t.lower} ... {verb.lower} because"))  # "the letter went out because the
             # clinic's update was filed under a different number": the cause of what happened, found by nobody yet
+        elif (t.dep in ("nsubj", "nsubjpass") and t.lower not in SENDER and t.lower not in ("we", "i")
+              and not _yours(toks, t) and verb.i not in flat and _main_clause(toks, verb) and not aux & MODALS
+              and _cause_stated(toks, verb)):
+            flat.add(verb.i)
+            found.append((verb.lower, f"{t.lower} ... caused by"))  # "the freeze was caused by an automatic
+            # software update": a cause stated flatly, in a main clause, found by nobody yet (round twelve). Not "comes
+            # from": "the 40% figure comes from the 2019 survey" is a source the team knew (d36, h3-10, h4-08)
     return found
+
+
+def _cause_stated(toks: list[_Token], verb: _Token) -> bool:
+    """The verb states a cause without a hedge: "was caused by ..." (a passive with its agent); not "is probably
+    caused by", "may be caused by", "if it was caused by", "was not caused by"."""
+    children = [toks[c] for c in verb.children]
+    if verb.lower != "caused" or verb.tag != "VBN" or any(c.lower in HEDGES or c.dep == "neg" for c in children):
+        return False
+    return any(c.dep == "agent" for c in children) and any(c.dep == "auxpass" for c in children)
 
 
 def _main_clause(toks: list[_Token], verb: _Token) -> bool:

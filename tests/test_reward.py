@@ -208,6 +208,7 @@ class TestOverselling:
         ("We corrected the weighting code on Tuesday.", 1),
         ("We shipped a fix for the sample last week.", 1),
         ("We relocated the station to the lay-by on Monday.", 1),
+        ("The freeze was caused by an automatic software update.", 1),  # a cause stated flatly
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -234,6 +235,7 @@ class TestOverselling:
         "Last Tuesday's survey was the one-minute reading check we give every child.",
         "You sent it yesterday, and we will reply by Friday.",
         "You sent it on Monday, and we will fix the claim on Friday.",
+        "The gap is probably caused by rounding, and the 40% figure comes from the 2019 survey.",
         "Pupils who already receive free meals are left out of the estimate.",
         # a relative clause under a condition (reader set h8-14's careful reply)
         "If any of your answers were used in results that have since been published, we will tell you.",

@@ -48,8 +48,8 @@ def test_dev_agreement_and_signs(dev):
     assert dev.rate("invented") >= 308 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week
-    assert dev.share_below_zero("invented") >= 64 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
-    # before round twelve, 64 after
+    assert dev.share_below_zero("invented") >= 65 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
+    # before round twelve, 65 after
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -144,8 +144,9 @@ def test_the_ninth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v9")
 
 
-@pytest.mark.xfail(strict=True, reason="the tenth part's first reading (dev since) misses issue #12's sign targets: "
-                                       "4 genuine replies < 0 (6 before the privacy gate's decimal fix) and 18 "
-                                       "off-target replies >= 0 (in-role replies answering a neighbouring question)")
+@pytest.mark.xfail(strict=True, reason="the tenth part's first reading (dev since) missed issue #12's sign targets "
+                                       "with 4 genuine replies < 0 (6 before the privacy gate's decimal fix; none "
+                                       "since round twelve) and 18 off-target replies >= 0 (in-role replies answering "
+                                       "a neighbouring question; 18 still are)")
 def test_the_tenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v10")
