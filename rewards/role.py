@@ -96,6 +96,7 @@ class RoleCheck:
         self._promotion = re.compile("|".join(f"(?:{p})" for p in cfg.promotion))
         self._thanks_for = re.compile(cfg.thanks_for)
         self._thanks_generic = frozenset(cfg.thanks_generic)
+        self._passed_on = frozenset(cfg.thanks_passed_on)
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
         self._plural = _words_pattern(cfg.team_plural)
@@ -312,7 +313,8 @@ class RoleCheck:
             if not words or THE_MATTER.search(part):
                 continue
             head = words[0].removesuffix("'s")
-            if OUR.search(part) or (head not in self._thanks_generic and not self._feedback_act(head, facts)):
+            if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on
+                                    and not self._feedback_act(head, facts)):
                 acts.append(part)
         return acts
 

@@ -53,6 +53,7 @@ BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013\u2014]|\d{1,2}[.)])\s+")
 LABEL_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014"})
 # The word after a sentence-initial imperative: "Fill in", "Send us", "Use the link", "Email your".
 IMPERATIVE_NEXT = frozenset({"IN", "RP", "DT", "PRP", "PRP$"})
+VERB_NEXT = IMPERATIVE_NEXT | {"TO", "RB"}
 PARSER_EXCLUDES = ["ner", "lemmatizer", "attribute_ruler", "senter"]  # the reward needs tags and dependencies
 # A completed verb after one of these is a condition or a plan, not a report ("once we have tested a correction").
 PLANNED = frozenset({"if", "once", "when", "whenever", "until", "till", "after", "before", "unless", "whether", "as"})
@@ -66,6 +67,8 @@ LOOK_PREPOSITIONS = frozenset({"at", "into", "over"})
 LOOK_AUX = frozenset({"will", "'ll", "shall", "are", "'re", "am", "'m"})
 SENDER = frozenset({"you", "u"})  # a confirmation by the sender is what they said, not a check of the team's
 HEDGES = frozenset({"probably", "perhaps", "possibly", "likely", "maybe", "partly", "presumably"})
+PROMISE = frozenset({"will", "'ll", "shall"})
+AUX = frozenset({"aux", "auxpass"})
 MODALS = frozenset({"will", "'ll", "would", "should", "could", "can", "may", "might", "must", "shall", "ca", "wo"})
 
 
@@ -224,7 +227,9 @@ def _anomalies(toks: list[_Token], start: int, end: int, reader: "SentenceReader
                     and not _subject_read_as_object(toks, t)):
                 found.append(f"no subject for '{t.text}'")
             elif (t.tag == "VBN" and t.has_child(toks, AUXPASS)
-                  and not any(toks[c].tag == "TO" for c in t.children)):  # an infinitive has none: "came to be used"
+                  # an infinitive has none ("came to be used"), nor a gerund passive ("Being cut off ... points to")
+                  and not any(toks[c].tag == "TO" or (toks[c].dep == "auxpass" and toks[c].tag == "VBG")
+                              for c in t.children)):
                 found.append(f"no subject for '{t.text}'")
         if t.dep in ("nsubj", "nsubjpass"):
             head = toks[t.head]
@@ -265,9 +270,18 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
         if head.lower in LOOK and t.dep == "nsubj":
             found += [f"look {prep} {gerund} (gerund)" for prep, gerund, _ in _looked_at(toks, head, reader)
                       if gerund]
-        if head.lower in reader.non_actions or not head.tag.startswith("VB"):
+        if not head.tag.startswith("VB"):
             continue
         team = t.lower in ("we", "i") or _ours(toks, t)
+        if t.dep == "nsubj" and team:
+            # "We'll look into it, find out about reprinting the charts, and see who could come": the verbs joined to
+            # the team's promise share its subject and its "will", whether or not the first one is a response; not a
+            # verb with a modal of its own after a feeling ("We appreciate your patience and will keep it in mind")
+            if any(toks[c].dep == "aux" and toks[c].lower in PROMISE for c in head.children):
+                found += [f"{v.lower} (joined)" for v in _conjunct_chain(toks, head)
+                          if v.lower not in reader.non_actions and not v.has_child(toks, AUX)]
+        if head.lower in reader.non_actions:
+            continue
         if t.dep == "nsubj" and team:
             found.append(head.lower)
         elif t.dep == "nsubjpass" and head.tag == "VBN" and _done_or_promised(toks, head):
@@ -407,7 +421,23 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
             flat.add(verb.i)
             found.append((verb.lower, f"{t.lower} ... {verb.lower} because"))  # "the letter went out because the
             # clinic's update was filed under a different number": the cause of what happened, found by nobody yet
+        elif (t.dep in ("nsubj", "nsubjpass") and t.lower not in SENDER and t.lower not in ("we", "i")
+              and not _yours(toks, t) and verb.i not in flat and _main_clause(toks, verb) and not aux & MODALS
+              and _cause_stated(toks, verb)):
+            flat.add(verb.i)
+            found.append((verb.lower, f"{t.lower} ... caused by"))  # "the freeze was caused by an automatic
+            # software update": a cause stated flatly, in a main clause, found by nobody yet (round twelve). Not "comes
+            # from": "the 40% figure comes from the 2019 survey" is a source the team knew (d36, h3-10, h4-08)
     return found
+
+
+def _cause_stated(toks: list[_Token], verb: _Token) -> bool:
+    """The verb states a cause without a hedge: "was caused by ..." (a passive with its agent); not "is probably
+    caused by", "may be caused by", "if it was caused by", "was not caused by"."""
+    children = [toks[c] for c in verb.children]
+    if verb.lower != "caused" or verb.tag != "VBN" or any(c.lower in HEDGES or c.dep == "neg" for c in children):
+        return False
+    return any(c.dep == "agent" for c in children) and any(c.dep == "auxpass" for c in children)
 
 
 def _main_clause(toks: list[_Token], verb: _Token) -> bool:
@@ -446,6 +476,17 @@ def _caused(toks: list[_Token], verb: _Token, marks: frozenset[str]) -> bool:
 
 def _already(toks: list[_Token], verb: _Token) -> bool:
     return any(toks[c].lower == "already" for c in verb.children)
+
+
+def _conjunct_chain(toks: list[_Token], verb: _Token) -> list[_Token]:
+    """The verbs joined to this one that share its subject, and those joined to them ("look ..., find ..., and see
+    ...": the parser hangs a list's third verb on the first or the second)."""
+    found, stack = [], [verb]
+    while stack and len(found) < 8:
+        for v in _conjuncts(toks, stack.pop()):
+            found.append(v)
+            stack.append(v)
+    return found
 
 
 def _conjuncts(toks: list[_Token], verb: _Token) -> list[_Token]:
@@ -539,6 +580,8 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
         clause = True
         if span[0].lower not in reader.non_actions:
             actions.append(f"{span[0].lower} (instruction)")
+    if not clause and (verb := _gerund_subject_verb(span)) is not None:
+        clause = reader.is_verb_after_subject(doc_text[verb.idx : last.idx + len(last.text)])
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
     looked_at = tuple(w for t in span if t.lower in LOOK and t.tag.startswith("VB")
@@ -558,6 +601,17 @@ def _objects(span: list[_Token], toks: list[_Token]) -> tuple[tuple[str, str, bo
         elif t.dep == "pobj" and toks[t.head].dep == "agent":
             found.append((t.lower, toks[toks[t.head].head].lower, True))
     return tuple(found)
+
+
+def _gerund_subject_verb(span: list[_Token]) -> _Token | None:
+    """A sentence that opens with a gerund clause as its subject, whose verb the small tagger read as a plural noun
+    ("Being cut off while blocking on a word points to the assistant's timing": "points" NNS): the first word a
+    gerund, and a later word in "-s" tagged NNS before a word a verb takes (a preposition, a determiner, a pronoun, an
+    adverb: not "limitations verification"); `is_verb_after_subject` decides."""
+    if len(span) < 4 or span[0].tag != "VBG" or not span[0].alpha:
+        return None
+    return next((t for t, after in zip(span[2:], span[3:], strict=False)
+                 if t.tag == "NNS" and t.lower.endswith("s") and t.alpha and after.tag in VERB_NEXT), None)
 
 
 def _mistagged_imperative(span: list[_Token], root: _Token) -> bool:
@@ -661,6 +715,13 @@ class SentenceReader:
         form ..." -> fill VB, the root). One short parse, for the few sentences `_mistagged_imperative` picks."""
         doc = load_parser(self.cfg.spacy_model)(f"Please {sentence[0].lower()}{sentence[1:]}")
         return len(doc) > 1 and doc[1].tag_ == "VB" and doc[1].dep_ == "ROOT"
+
+    @lru_cache(maxsize=4096)  # noqa: B019 (as above)
+    def is_verb_after_subject(self, rest: str) -> bool:
+        """Read "It" and the rest of the sentence from the word in "-s" on: a verb the tagger took for a plural noun
+        after a gerund subject is then the root, in the present ("It points to the assistant's timing")."""
+        doc = load_parser(self.cfg.spacy_model)(f"It {rest}")
+        return len(doc) > 1 and doc[1].tag_ == "VBZ" and doc[1].dep_ == "ROOT"
 
     def _docs(self, texts: list[str]):
         nlp = load_parser(self.cfg.spacy_model)

@@ -204,6 +204,11 @@ class TestOverselling:
         ("The age list now goes to 110.", 1),
         ("Coverage changes little, and the credit line is now on every map.", 1),
         ("The captioned film and a signed version go live on Friday.", 1),
+        # round twelve: work dated by a weekday or last week (the tenth part's inventions stated with a date)
+        ("We corrected the weighting code on Tuesday.", 1),
+        ("We shipped a fix for the sample last week.", 1),
+        ("We relocated the station to the lay-by on Monday.", 1),
+        ("The freeze was caused by an automatic software update.", 1),  # a cause stated flatly
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -229,6 +234,8 @@ class TestOverselling:
         "Thanks for giving your participant number, VR-0412; we'll find your answers with it.",
         "Last Tuesday's survey was the one-minute reading check we give every child.",
         "You sent it yesterday, and we will reply by Friday.",
+        "You sent it on Monday, and we will fix the claim on Friday.",
+        "The gap is probably caused by rounding, and the 40% figure comes from the 2019 survey.",
         "Pupils who already receive free meals are left out of the estimate.",
         # a relative clause under a condition (reader set h8-14's careful reply)
         "If any of your answers were used in results that have since been published, we will tell you.",
@@ -531,6 +538,17 @@ class TestCoherence:
         assert fill.clause and "fill (instruction)" in fill.actions
         assert not heap.clause
 
+    def test_a_verb_after_a_gerund_subject_the_tagger_reads_as_a_noun_is_a_clause(self):
+        """Round twelve (h11-23's plain reply, -0.58 before): "points" tagged a plural noun after the gerund subject
+        "Being cut off ..."; read again after "It" it is the verb. A gerund before a heap of nouns stays outside."""
+        reader = default_scorer()._reader
+        (reading,), _ = reader.read_with_feedbacks([
+            "Being cut off while blocking on a word points to the assistant's timing, not a failure on your part. "
+            "Ensuring robust limitations verification transparency."], [])
+        verb, heap = reading.sentences
+        assert verb.clause and not verb.anomalies
+        assert not heap.clause
+
     def test_a_relative_clause_without_a_verb_is_broken_grammar(self):
         """h15's salad: "... only some everyone you still unclear" has a subject and no verb; with the feedback's
         own words around it, that is a stitched reply."""
@@ -671,6 +689,8 @@ class TestRole:
         "Thank you for your interest in the refused requests.",  # the sender's words
         "In response to your comments, we have two answers.",  # what any sender wrote
         "Thanks for raising the refused requests and the consent wording with us directly.",
+        # round twelve (h11-26's plain reply, -0.57 before): passing a message on is writing in
+        "Thank you for passing on the report's refused requests.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
@@ -688,6 +708,8 @@ class TestRole:
          "will email the winners at the end of the month.", "thanks for an act the sender never did"),
         ("Thanks for sharing our noise survey with your neighbours! We will publish the full findings for the town in "
          "the spring.", "thanks for an act on the team's own thing"),
+        ("Thanks for forwarding the festival programme! We will publish the full findings for the town in the spring.",
+         "thanks for passing on what the sender never mentioned (round twelve: passing on is writing in)"),
         ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
          "residents.", "the feedback's words only in the name of the team's survey"),
     ])
@@ -890,6 +912,17 @@ class TestAcknowledgmentResponds:
     def test_a_promised_look_at_the_feedbacks_point_is_a_commitment(self, look):
         result = score(look, REPORT_FEEDBACK)
         assert result.components["acknowledgment"].score > -1.0 and result.total >= 0
+
+    def test_verbs_joined_to_a_promise_share_it_and_a_feeling_with_a_modal_of_its_own_does_not(self):
+        """Round twelve (h11-11's two genuine replies, -0.21 before): "We'll look into it, find out about ..., and see
+        who ..." promises what its joined verbs say; "We appreciate ... and will keep ... in mind" promises nothing."""
+        listed = ("Thanks, you're right to ask about the refused requests. We'll look into it, find out how the "
+                  "consent wording changed, and see who can write back to you about both.")
+        result = score(listed, REPORT_FEEDBACK)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0
+        feeling = ("Thank you for your message. Transparency reports have many limitations. We appreciate your "
+                   "patience and will keep your comments in mind.")
+        assert score(feeling, REPORT_FEEDBACK).components["acknowledgment"].score == -1.0
 
     def test_an_echo_is_below_zero(self):
         echo = ("You say the transparency report counts data requests but never says how many were refused, and "

@@ -1,9 +1,9 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the nine held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
-h8-*, h9-* and h10-*, are dev now: they were read and tuned against). A held-out part is written blind and read once
-before the round's changes; between two parts (the last retired, the next not added yet) there is none and its test
-skips (docs/reward.md has every reading)."""
+Dev is what the reward was tuned on (the ten held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
+h8-*, h9-*, h10-* and h11-*, are dev now: they were read and tuned against). A held-out part is written blind and read
+once before the round's changes; between two parts (the last retired, the next not added yet) there is none and its
+test skips (docs/reward.md has every reading)."""
 
 import pytest
 
@@ -34,21 +34,22 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.995  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
-    # before round eleven, 0.995 after
+    assert dev.overall >= 0.989  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 316 / 323  # 283 of 293 before round ten's checks of news about a
+    assert dev.share_below_zero("off_target") >= 328 / 353  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
-    # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10). Still
-    # >= 0: h19's partnership offer written as the start-up, h8-22's thanks for kind words nobody wrote, h10-04's and
-    # h10-29's written as the sender, h10-10's, h10-14's and h10-24's thanks for a neighbouring matter's news
+    # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
+    # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 249 / 257  # 184 of 197 with h9 before round ten's flat causes and scheduled
-    # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are
-    assert dev.share_below_zero("invented") >= 54 / 127  # 53 before round eleven
+    assert dev.rate("invented") >= 308 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
+    # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week
+    assert dev.share_below_zero("invented") >= 65 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
+    # before round twelve, 65 after
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -75,6 +76,9 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # are no uncited statistics), h8-02's (a reviewer's terms in whole sentences are not stitched), h8-01's plain (its
     # versions and "a gzipped file" take up the bug report; "we don't know the cause" is honest on receipt)
     # h9-15's careful passes since round ten (a complementiser read as a determiner, an infinitive passive: no breaks)
+    # the tenth part's first reading (dev since) added four, which pass since round twelve: h11-11's two (verbs joined
+    # to a promise), h11-23's plain (a verb after a gerund subject tagged a noun) and h11-26's plain (passing a
+    # message on is writing in)
     assert len(failures) <= 2, failures
     assert all("is not in the feedback" in why for _, _, why in failures), failures
 
@@ -97,35 +101,16 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the tenth (h11-*), written blind (asked for in-role off-target replies that answer a
-    neighbouring question in the message's own words, and inventions stated flatly: a cause, a date, a count, an action
-    taken) and read once, before any change made for it, on the reward after round eleven: agreement 0.890, genuine
-    above invented 0.867, careful above salad 29/30, careful >= 0 28/30, plain >= 0 26/30, salad and placeholder < 0
-    30/30, off-target < 0 12/30, invented < 0 8/30. The genuine misses: h11-24's two replies quote the sender's
-    "103.19999999", which the privacy gate reads as a phone number (-1); h11-11's two commit to looking into it in
-    words the acknowledgment check does not read as a commitment; h11-23's plain reply fails the coherence gate;
-    h11-26's plain reply thanks a parish clerk "for passing on the Council's resolutions", which round eleven's check
-    for thanks for an act never done misreads. Floors at that reading (docs/reward.md). The ninth (h10-*) is dev now
-    (`heldout_v9`); it read 0.990."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The tenth
+    (h11-*, asked for in-role off-target replies that answer a neighbouring question in the message's own words, and
+    inventions stated flatly) was read once (0.890; 0.921 after the privacy gate's decimal fix) and is dev now
+    (`heldout_v10`; docs/reward.md). Until the eleventh (h12-*) is added there is nothing to score; the next part's
+    first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.89  # 0.890
-    assert heldout.rate("invented") >= 0.86  # 52 of 60
-    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 4 / 30
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 12 / 30
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 not met on the tenth held-out part: agreement 0.890, careful "
-                                       "above salad 29/30, 6 genuine replies < 0 and 18 off-target replies >= 0")
-def test_heldout_meets_the_issue_targets():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
+    assert heldout.overall >= 0.95
+    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
@@ -157,3 +142,11 @@ def test_the_eighth_part_meets_every_sign_target(dev_scored):
                                        "matter); 5 still are (h10-04, h10-10, h10-14, h10-24, h10-29)")
 def test_the_ninth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v9")
+
+
+@pytest.mark.xfail(strict=True, reason="the tenth part's first reading (dev since) missed issue #12's sign targets "
+                                       "with 4 genuine replies < 0 (6 before the privacy gate's decimal fix; none "
+                                       "since round twelve) and 18 off-target replies >= 0 (in-role replies answering "
+                                       "a neighbouring question; 18 still are)")
+def test_the_tenth_part_meets_every_sign_target(dev_scored):
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v10")
