@@ -101,16 +101,33 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The tenth
-    (h11-*, asked for in-role off-target replies that answer a neighbouring question in the message's own words, and
-    inventions stated flatly) was read once (0.890; 0.921 after the privacy gate's decimal fix) and is dev now
-    (`heldout_v10`; docs/reward.md). Until the eleventh (h12-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the eleventh (h12-*), written blind (asked for in-role off-target replies that answer a
+    neighbouring question or thank for something never done, and inventions stated flatly) and read once, before any
+    change made for it, on the reward after round twelve: agreement 0.960, genuine above invented 0.933, careful above
+    salad 30/30, careful >= 0 29/30, plain >= 0 30/30, salad and placeholder < 0 30/30, off-target < 0 23/30, invented
+    < 0 11/30. The genuine miss: h12-04's careful reply, a team member writing "I'll download it myself this week" to
+    a teacher, fails the role gate as the sender's experience retold in the first person. Floors at that reading
+    (docs/reward.md). The tenth (h11-*) is dev now (`heldout_v10`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.959  # 0.960
+    assert heldout.rate("invented") >= 0.93  # 56 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") == 0
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 23 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the eleventh held-out part: h12-04's careful reply < 0 "
+                                       "(the role gate reads a team member's 'I' as the sender) and 7 off-target "
+                                       "replies >= 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
