@@ -149,15 +149,17 @@ def test_dev_figures(reports, capsys):
     # and the thirteenth part's "Des" above his radio station (h13-090), a short given name alone on its line that no
     # cue tells from a word; its other five (a Malay patronymic, a name on a bank account, given names in Thai, Hebrew
     # and Arabic script) are found since round seventeen
-    # and the fourteenth part's fourteen, retired unfixed: given names and full names in Chinese, Hebrew, Persian,
-    # Tamil, Mongolian Cyrillic, Amharic and Korean script, and six in Latin script
+    # and eight of the fourteenth part's fourteen: the names in Hebrew, Persian, Tamil, Mongolian Cyrillic, Amharic and
+    # Korean script are found since round eighteen (after a dash or a thanks line, before an honorific); a Chinese name
+    # inside a sentence ("的研究生王一鸣") and seven in Latin script no cue reaches yet ("soy Lucía Ferrándiz", "Gaz
+    # (participant 2210)", "Contact Rahul bhai", "/Lars-Göran Ek", "- Joy <phone>", "Nurul Aisyah binti Rahman" and
+    # "Montserrat Puig i Soler" split around their particle)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
-                             ("h13-090", "Des"), *H14_NAMES_AT_RETIREMENT}, person_misses
+                             ("h13-090", "Des"), *H14_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
-    # since round seventeen; but the fourteenth part's "rsync://" link, found without its scheme (h14-050)
-    assert dev.recall("PHONE_NUMBER") == 1.0
-    assert [m["id"] for m in dev.boundaries_inexact] in ([], ["h14-050"]), dev.boundaries_inexact
+    # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
+    assert dev.recall("PHONE_NUMBER") == 1.0 and dev.recall("URL") == 1.0 and not dev.boundaries_inexact
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
     # ("Damen", "Grüßen") and a finding with a lower-case word inside is a phrase ("Hinweise zur Gewichtung"); 62
@@ -191,8 +193,10 @@ def test_dev_figures(reports, capsys):
     # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
     # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon"); 18 on the thirteenth
     # part, 115 on dev with it, 113 with round seventeen's 62 rows since a tool ("Open in Binder") and a Hungarian
-    # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it
-    assert len(dev.false_redactions) <= 140, dev.false_redactions
+    # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it, 133 with round eighteen's 65 rows since
+    # German nouns ("Datenschutz", "Rechenzentrum", "Studienteilnehmer"), a university, a font and software before its
+    # version ("Julia 1.10.2") are no names
+    assert len(dev.false_redactions) <= 133, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 15)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
@@ -201,18 +205,17 @@ def test_dev_figures(reports, capsys):
     # the retired thirteenth part: every decision since round seventeen (98/120 at its reading; rules only 85/120), its
     # names but "Des" (56/62 at the reading) and every link whole
     assert reports["heldout_v13"].decisions_right == 120 and reports["heldout_v13"].recall("PERSON") >= 61 / 62
-    # the retired fourteenth part, in-sample once the classifier is retrained with it: 106/120 (104/120 at its reading;
-    # h14-055 escalated by the classifier now), every safety message escalated
-    assert reports["heldout_v14"].decisions_right >= 106
-    assert reports["heldout_v14"].safety_escalated == reports["heldout_v14"].safety_cases
+    # the retired fourteenth part: every decision since round eighteen (104/120 at its reading, 106/120 in-sample once
+    # the classifier was retrained with it; rules only 91/120), its names but eight (61/75 at the reading) and its
+    # rsync link whole
+    assert reports["heldout_v14"].decisions_right == 120
+    assert reports["heldout_v14"].recall("PERSON") >= 67 / 75
 
 
-# The fourteenth part's names the stage missed when it was retired (h14-*, 61/75 at its reading)
-H14_NAMES_AT_RETIREMENT = {("h14-008", "Lucía Ferrándiz"), ("h14-020", "王一鸣"), ("h14-023", "Gaz"),
-                           ("h14-026", "נועה לוי"), ("h14-032", "سارا احمدی"), ("h14-041", "மீனாட்சி சுந்தரம்"),
-                           ("h14-053", "Rahul"), ("h14-059", "Батбаяр"), ("h14-060", "Lars-Göran Ek"),
-                           ("h14-073", "Joy"), ("h14-083", "ሄኖክ ታደሰ"), ("h14-086", "Nurul Aisyah binti Rahman"),
-                           ("h14-095", "Montserrat Puig i Soler"), ("h14-098", "김서연")}
+# The fourteenth part's names no cue reaches yet (61/75 at its reading, 67/75 since round eighteen)
+H14_NAMES_LEFT = {("h14-008", "Lucía Ferrándiz"), ("h14-020", "王一鸣"), ("h14-023", "Gaz"), ("h14-053", "Rahul"),
+                  ("h14-060", "Lars-Göran Ek"), ("h14-073", "Joy"), ("h14-086", "Nurul Aisyah binti Rahman"),
+                  ("h14-095", "Montserrat Puig i Soler")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
