@@ -149,11 +149,11 @@ def test_dev_figures(reports, capsys):
     # and the thirteenth part's "Des" above his radio station (h13-090), a short given name alone on its line that no
     # cue tells from a word; its other five (a Malay patronymic, a name on a bank account, given names in Thai, Hebrew
     # and Arabic script) are found since round seventeen
-    # and eight of the fourteenth part's fourteen: the names in Hebrew, Persian, Tamil, Mongolian Cyrillic, Amharic and
-    # Korean script are found since round eighteen (after a dash or a thanks line, before an honorific); a Chinese name
-    # inside a sentence ("的研究生王一鸣") and seven in Latin script no cue reaches yet ("soy Lucía Ferrándiz", "Gaz
-    # (participant 2210)", "Contact Rahul bhai", "/Lars-Göran Ek", "- Joy <phone>", "Nurul Aisyah binti Rahman" and
-    # "Montserrat Puig i Soler" split around their particle)
+    # and five of the fourteenth part's fourteen: the names in Hebrew, Persian, Tamil, Mongolian Cyrillic, Amharic and
+    # Korean script are found since round eighteen (after a dash or a thanks line, before an honorific), and
+    # "/Lars-Göran Ek", "- Joy <phone>" and "Gaz (participant 2210)"; a Chinese name inside a sentence
+    # ("的研究生王一鸣") and four in Latin script no cue reaches yet ("soy Lucía Ferrándiz", "Contact Rahul bhai",
+    # "Nurul Aisyah binti Rahman" and "Montserrat Puig i Soler" split around their particle)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
@@ -193,7 +193,7 @@ def test_dev_figures(reports, capsys):
     # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
     # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon"); 18 on the thirteenth
     # part, 115 on dev with it, 113 with round seventeen's 62 rows since a tool ("Open in Binder") and a Hungarian
-    # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it, 133 with round eighteen's 65 rows since
+    # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it, 133 with round eighteen's 68 rows since
     # German nouns ("Datenschutz", "Rechenzentrum", "Studienteilnehmer"), a university, a font and software before its
     # version ("Julia 1.10.2") are no names
     assert len(dev.false_redactions) <= 133, dev.false_redactions
@@ -206,16 +206,15 @@ def test_dev_figures(reports, capsys):
     # names but "Des" (56/62 at the reading) and every link whole
     assert reports["heldout_v13"].decisions_right == 120 and reports["heldout_v13"].recall("PERSON") >= 61 / 62
     # the retired fourteenth part: every decision since round eighteen (104/120 at its reading, 106/120 in-sample once
-    # the classifier was retrained with it; rules only 91/120), its names but eight (61/75 at the reading) and its
+    # the classifier was retrained with it; rules only 91/120), its names but five (61/75 at the reading) and its
     # rsync link whole
     assert reports["heldout_v14"].decisions_right == 120
-    assert reports["heldout_v14"].recall("PERSON") >= 67 / 75
+    assert reports["heldout_v14"].recall("PERSON") >= 70 / 75
 
 
-# The fourteenth part's names no cue reaches yet (61/75 at its reading, 67/75 since round eighteen)
-H14_NAMES_LEFT = {("h14-008", "Lucía Ferrándiz"), ("h14-020", "王一鸣"), ("h14-023", "Gaz"), ("h14-053", "Rahul"),
-                  ("h14-060", "Lars-Göran Ek"), ("h14-073", "Joy"), ("h14-086", "Nurul Aisyah binti Rahman"),
-                  ("h14-095", "Montserrat Puig i Soler")}
+# The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
+H14_NAMES_LEFT = {("h14-008", "Lucía Ferrándiz"), ("h14-020", "王一鸣"), ("h14-053", "Rahul"),
+                  ("h14-086", "Nurul Aisyah binti Rahman"), ("h14-095", "Montserrat Puig i Soler")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):

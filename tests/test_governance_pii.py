@@ -447,6 +447,11 @@ EIGHTEENTH_ROUND_NAMES = [
     ("יש קובץ CSV? בתודה,\nדנה שמיר", "דנה שמיר", "<PERSON_1>"),
     ("Благодарю за данные,\nОюунчимэг", "Оюунчимэг", "<PERSON_1>"),
     ("자료는 박민호 교수님께 전달했습니다.", "박민호", "<PERSON_1>"),
+    # and in Latin script (h14-060, h14-073, h14-023): after a slash on the last line, after a dash before a phone at
+    # the end, alone on its line before a participant's number
+    ("Takk for dataene.\n/Ola Nordmann", "Ola Nordmann", "<PERSON_1>"),
+    ("Salamat po! - Rhea 0918 765 4321", "Rhea", "<PERSON_1>"),
+    ("Still waiting for the refund.\nBex (participant 0412)", "Bex", "<PERSON_1>"),
 ]
 EIGHTEENTH_ROUND_NOT_NAMES = [
     "Die Forschungsabteilung und das Rechenzentrum prüfen den Export.",
@@ -454,6 +459,7 @@ EIGHTEENTH_ROUND_NOT_NAMES = [
     "Fixed it in Julia 1.10 but it still fails in R 4.3.",
     "Dziękuję!\nUniwersytet Warszawski",
     "The PDF needs Noto Sans for the Korean labels.",
+    "The installer lands in\n/Applications",
 ]
 
 
