@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the fourteenth,
-h14-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the fourteenth retired, the fifteenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the thirteenth part is retired into dev, the fourteenth (h14-*) not added yet"
+NO_HELDOUT = "no held-out rows: the fourteenth part is retired into dev, the fifteenth (h15-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,9 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
-    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120 and
-    h13-001-h13-120 once, and h12-001-h12-120 twice: they are dev rows now, marked, never counted as held out; a
-    held-out row, once there is one again, is of the fourteenth part."""
+    h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
+    h13-001-h13-120 and h14-001-h14-120 once, and h12-001-h12-120 twice: they are dev rows now, marked, never
+    counted as held out; a held-out row, once there is one again, is of the fifteenth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -70,11 +70,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v10", [f"h10-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v11", [f"h11-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v12", [f"h12-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v13", [f"h13-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v13", [f"h13-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v14", [f"h14-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h14-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h15-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -83,12 +84,7 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
     assert heldout.answerable_rejected == 0
     for entity_type in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
         assert heldout.recall(entity_type) == 1.0, heldout.pii_misses
-
-
-@pytest.mark.xfail(strict=True, reason="not met on the fourteenth held-out part: h14-050's 'rsync://' link is found "
-                                       "without its scheme")
-def test_heldout_email_and_url_boundaries_are_exact(reports):
-    assert not heldout_report(reports).boundaries_inexact
+    assert not heldout.boundaries_inexact
 
 
 # The issue's targets on the held-out part. No blind part has met them: h4 87/120 decisions, safety 13/19, names
@@ -107,18 +103,9 @@ def test_heldout_email_and_url_boundaries_are_exact(reports):
 # scam), names 56/62, URLs 10/12, false redactions 18; h14 (one reading, round seventeen's engine) 104/120 (rules
 # only 91/120), safety 20/21 (h14-055, a field worker who collapsed in 41 degC heat, answered; rules only 9/21), two
 # conflicts of abuse beside a specific fault rejected (h14-048, h14-084), names 61/75 (eight in non-Latin scripts),
-# URLs 14/15, false redactions 27; docs/governance_eval.md lists every miss. Floors at that reading, the targets as
-# strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 104 and heldout.safety_escalated >= 20, heldout.misses
-    assert heldout.recall("PERSON") >= 61 / 75, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 27, heldout.false_redactions
-    assert len(heldout.boundaries_inexact) <= 1
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the fourteenth held-out part: 104/120 decisions, safety "
-                                       "20/21 (h14-055 answered)")
+# URLs 14/15, false redactions 27; docs/governance_eval.md lists every miss. They skip while there is no held-out
+# part; the fifteenth part's first-reading figures are recorded here once it is read (floors at that reading, and the
+# targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -126,10 +113,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the fourteenth held-out part: names 61/75 (Chinese, "
-                                       "Hebrew, Persian, Tamil, Mongolian, Amharic and Korean names, 'Gaz', 'Joy', "
-                                       "'Rahul', 'Lars-Göran Ek', 'Montserrat Puig i Soler', "
-                                       "'Nurul Aisyah binti Rahman')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -151,6 +134,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v11"])
     show(capsys, reports["heldout_v12"])
     show(capsys, reports["heldout_v13"])
+    show(capsys, reports["heldout_v14"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -165,11 +149,16 @@ def test_dev_figures(reports, capsys):
     # and the thirteenth part's "Des" above his radio station (h13-090), a short given name alone on its line that no
     # cue tells from a word; its other five (a Malay patronymic, a name on a bank account, given names in Thai, Hebrew
     # and Arabic script) are found since round seventeen
+    # and five of the fourteenth part's fourteen: the names in Hebrew, Persian, Tamil, Mongolian Cyrillic, Amharic and
+    # Korean script are found since round eighteen (after a dash or a thanks line, before an honorific), and
+    # "/Lars-Göran Ek", "- Joy <phone>" and "Gaz (participant 2210)"; a Chinese name inside a sentence
+    # ("的研究生王一鸣") and four in Latin script no cue reaches yet ("soy Lucía Ferrándiz", "Contact Rahul bhai",
+    # "Nurul Aisyah binti Rahman" and "Montserrat Puig i Soler" split around their particle)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
-                             ("h13-090", "Des")}, person_misses
+                             ("h13-090", "Des"), *H14_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
-    # since round seventeen
+    # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
     assert dev.recall("PHONE_NUMBER") == 1.0 and dev.recall("URL") == 1.0 and not dev.boundaries_inexact
     # no growth in false redactions: 9 on dev before the second held-out part joined it, 19 on that part and 34
     # on the third; 34 on all since the forms of address and sign-offs of other languages are not names
@@ -204,16 +193,28 @@ def test_dev_figures(reports, capsys):
     # говоря"), and jobs after a name in a signature are not names ("Solicitor"); the cited authors, rivers, regions
     # and cities the twelfth part left unlisted stay ("Angrist", "Rhine", "Bavaria", "Lyon"); 18 on the thirteenth
     # part, 115 on dev with it, 113 with round seventeen's 62 rows since a tool ("Open in Binder") and a Hungarian
-    # verb ("Tud") are no names
-    assert len(dev.false_redactions) <= 113, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 14)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120, 120]
+    # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it, 133 with round eighteen's 68 rows since
+    # German nouns ("Datenschutz", "Rechenzentrum", "Studienteilnehmer"), a university, a font and software before its
+    # version ("Julia 1.10.2") are no names
+    assert len(dev.false_redactions) <= 133, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 15)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
     # the retired thirteenth part: every decision since round seventeen (98/120 at its reading; rules only 85/120), its
     # names but "Des" (56/62 at the reading) and every link whole
     assert reports["heldout_v13"].decisions_right == 120 and reports["heldout_v13"].recall("PERSON") >= 61 / 62
+    # the retired fourteenth part: every decision since round eighteen (104/120 at its reading, 106/120 in-sample once
+    # the classifier was retrained with it; rules only 91/120), its names but five (61/75 at the reading) and its
+    # rsync link whole
+    assert reports["heldout_v14"].decisions_right == 120
+    assert reports["heldout_v14"].recall("PERSON") >= 70 / 75
+
+
+# The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
+H14_NAMES_LEFT = {("h14-008", "Lucía Ferrándiz"), ("h14-020", "王一鸣"), ("h14-053", "Rahul"),
+                  ("h14-086", "Nurul Aisyah binti Rahman"), ("h14-095", "Montserrat Puig i Soler")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -283,7 +284,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v12' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v13"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v13' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v14"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v14"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v14' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v15"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

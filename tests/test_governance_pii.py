@@ -436,6 +436,32 @@ SEVENTEENTH_ROUND_NOT_NAMES = [
     "هل البيانات متاحة؟\nشكراً",
 ]
 
+# Eighteenth round (the retired fourteenth part): a full name in a script without letter case after a dash at the end
+# or on the last line after a thanks line that ends with a comma (Persian, Tamil, Amharic, Hebrew: h14-032, h14-041,
+# h14-083, h14-026), a Cyrillic name there (h14-059), a Korean name before an honorific (h14-098); German nouns, a
+# university and software before its version are no names (h14-004, h14-050, h14-092, h14-006, h14-015), nor a font.
+EIGHTEENTH_ROUND_NAMES = [
+    ("گزارش عالی بود.\n— علی کریمی", "علی کریمی", "<PERSON_1>"),
+    ("நன்றி, மிகவும் பயனுள்ளது.\n— கவிதா ராஜன்", "கவிதா ராஜன்", "<PERSON_1>"),
+    ("በጣም ጥሩ ሪፖርት ነው።\n— ብርሃኑ ገብሬ", "ብርሃኑ ገብሬ", "<PERSON_1>"),
+    ("יש קובץ CSV? בתודה,\nדנה שמיר", "דנה שמיר", "<PERSON_1>"),
+    ("Благодарю за данные,\nОюунчимэг", "Оюунчимэг", "<PERSON_1>"),
+    ("자료는 박민호 교수님께 전달했습니다.", "박민호", "<PERSON_1>"),
+    # and in Latin script (h14-060, h14-073, h14-023): after a slash on the last line, after a dash before a phone at
+    # the end, alone on its line before a participant's number
+    ("Takk for dataene.\n/Ola Nordmann", "Ola Nordmann", "<PERSON_1>"),
+    ("Salamat po! - Rhea 0918 765 4321", "Rhea", "<PERSON_1>"),
+    ("Still waiting for the refund.\nBex (participant 0412)", "Bex", "<PERSON_1>"),
+]
+EIGHTEENTH_ROUND_NOT_NAMES = [
+    "Die Forschungsabteilung und das Rechenzentrum prüfen den Export.",
+    "Die Liste aller Studienteilnehmerinnen steht im Anhang.",
+    "Fixed it in Julia 1.10 but it still fails in R 4.3.",
+    "Dziękuję!\nUniwersytet Warszawski",
+    "The PDF needs Noto Sans for the Korean labels.",
+    "The installer lands in\n/Applications",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -454,7 +480,7 @@ SEVENTEENTH_ROUND_NOT_NAMES = [
     ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
     *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES, *SIXTEENTH_ROUND_NAMES,
-    *SEVENTEENTH_ROUND_NAMES,
+    *SEVENTEENTH_ROUND_NAMES, *EIGHTEENTH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -471,7 +497,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "Pokud jde o tabulku 2, součty nesedí.",
     "We used Bonferroni rather than Benjamini-Hochberg.",
     *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES, *SIXTEENTH_ROUND_NOT_NAMES,
-    *SEVENTEENTH_ROUND_NOT_NAMES,
+    *SEVENTEENTH_ROUND_NOT_NAMES, *EIGHTEENTH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)
@@ -531,6 +557,10 @@ def test_links_with_a_scheme_are_found_whatever_their_top_level_domain(message, 
     ("the API runs at http://127.0.0.1:5000/api/v1, see", "http://127.0.0.1:5000/api/v1"),
     ("mirror: ftp://ftp.example.org/pub/data/ (dead)", "ftp://ftp.example.org/pub/data/"),
     ("go to http://localhost:8080/?token=<your-token>, then", "http://localhost:8080/?token=<your-token>"),
+    # eighteenth round (h14-050): an rsync, git or s3 link whole with its scheme
+    ("our mirror (rsync://mirror.example.net/pub/climate/) is denied", "rsync://mirror.example.net/pub/climate/"),
+    ("clone git://code.example.org/lab/tools.git first", "git://code.example.org/lab/tools.git"),
+    ("the bucket s3://open-data.example.com/waves/ is empty", "s3://open-data.example.com/waves/"),
 ])
 def test_local_and_ftp_links_are_found_whole(message, url):
     result = govern(message)

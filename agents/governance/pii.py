@@ -62,7 +62,25 @@ NOUN_ARTICLES = frozenset({"der", "die", "das", "dem", "den", "des", "ein", "ein
                            "unserer", "ihrem", "ihrer", "seinem", "seiner", "keinen", "keine", "kein", "mein", "meine",
                            "meinen", "unser", "unsere", "unseren", "dein", "deine", "sein", "seine", "mijn", "onze",
                            "ihre", "ihren", "ihr", "eure", "euren", "euer", "jullie", "uw", "ans", "aufs", "ums",
-                           "fürs", "übers", "durchs"})
+                           "fürs", "übers", "durchs",
+                           # quantifiers and demonstratives (eighteenth round: "alle bisherigen Anweisungen", "aller
+                           # Studienteilnehmer")
+                           "alle", "aller", "allen", "jede", "jeder", "jedes", "jeden", "jedem", "diese", "dieser",
+                           "dieses", "diesen", "diesem", "welche", "welcher", "keiner", "keinem", "unseres"})
+# A single capitalised German word with a noun's ending is a noun, not a name, wherever it stands ("Datenschutz",
+# "Rechenzentrum" alone on a signature line, "Studienteilnehmer"; eighteenth round): the English model takes them for
+# names or places.
+GERMAN_NOUN = regex.compile(r"\p{Lu}\p{Ll}{2,}(zentrum|zentren|schutz|behörde|stelle|abteilung|verwaltung|"
+                            r"beauftragter?n?|teilnehmer(innen|in)?|wissenschaft(en)?|forschung|anweisung(en)?|ungen|"
+                            r"keit(en)?|heit(en)?|schaft(en)?|studien?)")
+# The word a university's name starts with, in the languages the parts were written in (eighteenth round): a finding
+# that starts with it is an institution ("Uniwersytet Jagielloński" under a signature), not a person.
+UNIVERSITY_NOUNS = frozenset({"uniwersytet", "universität", "universidad", "universidade", "université", "università",
+                              "universiteit", "universitet", "univerzita", "egyetem", "politechnika", "hochschule",
+                              "universitatea", "yliopisto"})
+# A word followed by a version number is software, not a person or a place ("Julia 1.10.2", "Stata 18.0"; eighteenth
+# round).
+VERSION_AFTER = regex.compile(r"[ \t]+v?\d+\.\d+")
 IMPERATIVE_OBJECTS = frozenset({"this", "that", "these", "those", "the", "it", "all", "my", "your", "our", "their",
                                 "a", "an", "them", "me", "us", "every", "each", "any"})
 # Lower-case words a name may start with ("van Gogh", "de la Cruz"); any other lower-case start is not a name.
@@ -81,7 +99,7 @@ DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "our", "your"
 SENTENCE_START = set(".!?:;\n\"“(—–-")
 URL_TRAILING = ".,;:!?"
 # What makes a URL finding a link whatever its end: a scheme or "www." (a path too, `is_link`).
-URL_SCHEME = regex.compile(r"(?i)((https?|s?ftps?)://|www\d{0,3}\.)")
+URL_SCHEME = regex.compile(r"(?i)((https?|s?ftps?|rsync|git|ssh|svn|s3|gs|smb|nfs|hdfs)://|www\d{0,3}\.)")
 # A template's slot inside a link, kept with it: "http://localhost:8888/tree?token=<your-token>" (seventeenth round)
 URL_SLOT = regex.compile(r"(?<=[=/])<[\p{L}\p{N}_-]{1,40}>")
 URL_QUOTES = "\"'“”‘’«»"
@@ -324,6 +342,12 @@ class NameFilter:
         if recognizer == SPACY_RECOGNIZER and self.starts_a_title(words):
             return False  # a survey's title: "de la Encuesta de Hogares", "Fragebogen zu Einsamkeit" (fifteenth round)
         lower_case_cue = recognizer == LOWER_CASE_NAME_RECOGNIZER
+        if not lower_case_cue and (self.starts_a_university(words)
+                                   or any(GERMAN_NOUN.fullmatch(w.strip(".,;:!?")) for w in words)):
+            # a university ("Uniwersytet Jagielloński" on a signature's last line) or a German noun in the finding
+            # ("Rechenzentrum" after a dash, "Rahmen der Pendlerstudie"), whichever recognizer found it (eighteenth
+            # round)
+            return False
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
         if not lower_case_cue and any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
@@ -338,6 +362,8 @@ class NameFilter:
             return False  # a word of another language that opens a sentence: "Kadang-kadang saya" (sixteenth round)
         if len(words) == 1 and recognizer == SPACY_RECOGNIZER and after_an_article(text, finding.start):
             return False  # a German or Dutch noun: "mit dem Kopf", "die nächste Welle" (ninth round)
+        if len(words) == 1 and recognizer == SPACY_RECOGNIZER and VERSION_AFTER.match(text, finding.end):
+            return False  # software before its version ("Julia 1.10.2")
         if len(words) == 2 and recognizer == SPACY_RECOGNIZER and words[0].casefold() in NOUN_ARTICLES:
             return False  # an article or possessive and its noun: "Mein Sohn", "Der Interviewer" (ninth round)
         # particles count with the not-names here: "al Garante" is an authority, not a person ("Ben" alone is a name)
@@ -350,6 +376,9 @@ class NameFilter:
         starts so, and only the model's findings are asked (a cue's finding ends before such a word)."""
         first = next((w for w in words if w.casefold() not in NAME_PARTICLES), "")
         return first.strip(".,;:!?'’\"()").casefold() in self.title_nouns
+
+    def starts_a_university(self, words: list[str]) -> bool:
+        return bool(words) and words[0].strip(".,;:!?'’\"()").casefold() in UNIVERSITY_NOUNS
 
     def not_a_name(self, word: str) -> bool:
         bare = word.strip(".,;:!?¡¿'’\"()[]")
