@@ -8,8 +8,8 @@ rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_
 `heldout_v5`: `h5-001`-`h5-120`, `heldout_v6`: `h6-001`-`h6-120`, `heldout_v7`: `h7-001`-`h7-120`, `heldout_v8`:
 `h8-001`-`h8-120`, `heldout_v9`: `h9-001`-`h9-120`, `heldout_v10`: `h10-001`-`h10-120`, `heldout_v11`:
 `h11-001`-`h11-120`, `heldout_v12`: `h12-001`-`h12-120`, `heldout_v13`: `h13-001`-`h13-120`, `heldout_v14`:
-`h14-001`-`h14-120`). The held-out part is whichever rows have split `heldout`: none since the fourteenth part was
-retired, until the fifteenth (`h15-001`...) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`h14-001`-`h14-120`). The held-out part is whichever rows have split `heldout`: now the fifteenth
+(`h15-001`-`h15-120`), read once. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 import re
