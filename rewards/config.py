@@ -144,6 +144,7 @@ class RoleConfig(_Strict):
     work_nouns: list[str]
     sign_offs: list[str]
     sender_copy_share: float = Field(gt=0, le=1)
+    team_singular: str = r"(?!)"
     open_end: str
     signature_words: int = Field(ge=1)
     named_placeholders: list[str]

@@ -751,6 +751,30 @@ class TestRole:
         result = score(reply, REPORT_FEEDBACK)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
 
+    # Round thirteen: h12-04's careful reply (-0.52 before), one team member writing "I don't know yet why the 2019
+    # file won't open ... I'll download it myself this week", failed as the sender's experience retold.
+    THESIS_FEEDBACK = ("I submitted my thesis through the graduate portal on Friday and the portal says the PDF file "
+                       "is corrupted. The same file opens fine on my laptop and on the library computers. Can you "
+                       "check it before the deadline on the 30th?")
+
+    def test_a_team_member_who_promises_or_does_not_know_yet_in_the_senders_words_is_the_team(self):
+        reply = ("Thank you for writing, and sorry for the worry so close to the deadline. I don't know yet why the "
+                 "portal says the file is corrupted when the same file opens fine on your laptop. I'll check the "
+                 "thesis file on the graduate portal myself this afternoon. If the portal is at fault, I will ask my "
+                 "colleague in the graduate school to move your deadline, and you'll hear from me by Monday.")
+        result = score(reply, self.THESIS_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
+
+    def test_a_reply_written_as_the_sender_still_retells_their_experience(self):
+        reply = ("Hello again. I submitted my thesis through the graduate portal on Friday and the portal says the PDF "
+                 "file is corrupted. The same file opens fine on my laptop and on the library computers. We are "
+                 "worried about the deadline on the 30th, so please check it.")
+        result = score(reply, self.THESIS_FEEDBACK)
+        assert result.components["role"].score == -1.0
+        assert "Retells the sender's experience" in result.components["role"].explanation
+        assert result.total < 0
+
     def test_news_of_a_death_answered_with_cheer_fails(self):
         """h9-02's off-target reply (+0.68 before): to a widow whose late husband was invited to a follow-up, "We are
         delighted to confirm that the five-year follow-up clinics will run on Tuesday and Thursday mornings". VADER

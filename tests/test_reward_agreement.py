@@ -34,8 +34,9 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.986  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.988  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
+    # before round thirteen, 0.9881 once a team member's "I'll" is the team
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
@@ -46,10 +47,10 @@ def test_dev_agreement_and_signs(dev):
     # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words); h12 added 23 of 30
     # (warm thanks, then an explanation nobody asked for)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 364 / 377  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 365 / 377  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
-    # 364 of 377 with h12
+    # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's
     assert dev.share_below_zero("invented") >= 76 / 187  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
     # before round twelve, 65 after; 76 of 187 with h12
 
@@ -81,11 +82,10 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # the tenth part's first reading (dev since) added four, which pass since round twelve: h11-11's two (verbs joined
     # to a promise), h11-23's plain (a verb after a gerund subject tagged a noun) and h11-26's plain (passing a
     # message on is writing in)
-    # the eleventh part's first reading (dev since) added one: h12-04's careful, a team member's first-person "I'll
-    # download it myself" read by the role gate as the sender's experience retold
-    eleventh = [f for f in failures if f[0].startswith("h12-")]
-    assert len(failures) - len(eleventh) <= 2 and len(eleventh) <= 1, failures
-    assert all("is not in the feedback" in why for i, _, why in failures if not i.startswith("h12-")), failures
+    # the eleventh part's first reading (dev since) added one, which passes since round thirteen: h12-04's careful, a
+    # team member's "I don't know yet ..." and "I'll download it myself" read as the sender's experience retold
+    assert len(failures) <= 2, failures
+    assert all("is not in the feedback" in why for _, _, why in failures), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -157,8 +157,8 @@ def test_the_tenth_part_meets_every_sign_target(dev_scored):
 
 
 @pytest.mark.xfail(strict=True, reason="the eleventh part's first reading (dev since) missed issue #12's sign targets "
-                                       "with h12-04's careful reply < 0 (the role gate reads a team member's 'I' as "
-                                       "the sender) and 7 off-target replies >= 0 (warm thanks, then an explanation "
-                                       "nobody asked for)")
+                                       "with h12-04's careful reply < 0 (the role gate read a team member's 'I' as "
+                                       "the sender; >= 0 since round thirteen) and 7 off-target replies >= 0 (warm "
+                                       "thanks, then an explanation nobody asked for)")
 def test_the_eleventh_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v11")
