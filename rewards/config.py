@@ -157,6 +157,7 @@ class RoleConfig(_Strict):
     thanks_for: str
     thanks_generic: list[str]
     thanks_passed_on: list[str] = Field(default_factory=list)
+    unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
     thanked_act_max_terms: int = Field(ge=0)
     topic_only_min_terms: int = Field(ge=1)

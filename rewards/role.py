@@ -97,6 +97,7 @@ class RoleCheck:
         self._thanks_for = re.compile(cfg.thanks_for)
         self._thanks_generic = frozenset(cfg.thanks_generic)
         self._passed_on = frozenset(cfg.thanks_passed_on)
+        self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
         self._plural = _words_pattern(cfg.team_plural)
@@ -183,6 +184,9 @@ class RoleCheck:
                 return False, (f"Takes up the feedback's words only to name the team's own things or what it thanks "
                                f"for ({', '.join(topic[:3])}): the topic, not what this sender wrote about it; answer "
                                "their point.")
+        if m := self._unasked.search(lower):
+            return False, (f"Announces an explanation nobody asked for ({reply[m.start() : m.end()]!r}): it answers "
+                           "a question the sender did not ask instead of taking up theirs.")
         if facts.grave and (m := self._cheer.search(lower)):
             return False, (f"Answers news of a death with cheer ({reply[m.start() : m.end()]!r}): a reply to another "
                            "message.")

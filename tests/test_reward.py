@@ -733,6 +733,40 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 
+    # Round thirteen: the eleventh part's off-target family (h12-19, h12-18, h12-01, +0.36 to +0.80 before): warm
+    # thanks, then an explanation nobody asked for, announced as such.
+    @pytest.mark.parametrize("reply", [
+        ("Thank you so much for taking part in the noise survey! You might wonder why we measure noise at night at "
+         "all: night readings show traffic patterns that daytime readings miss, and they help the council plan "
+         "quieter routes past Church Road."),
+        ("Thanks for writing about station N-14. Several residents have asked why we publish the figures as weekly "
+         "averages: single days vary too much with the weather, so averages give a fairer picture of Church Road "
+         "and Mill Lane."),
+        ("Thank you for your careful eye! Since you're clearly keen on the survey, here's how it works behind the "
+         "scenes: each station logs readings every minute, and we average them by street for the published "
+         "figures."),
+    ])
+    def test_an_explanation_nobody_asked_for_fails(self, reply):
+        result = score(reply, self.STREET_FEEDBACK)
+        assert result.components["role"].score == -1.0, result.components["role"].explanation
+        assert "nobody asked for" in result.components["role"].explanation
+        assert result.total < 0
+
+    @pytest.mark.parametrize("reply", [
+        # a yes/no question the sender may well have about their own case
+        ("Thanks for telling us. You may wonder whether the readings for 3 May still count: if station N-14 is on "
+         "Mill Lane, they belong to Mill Lane, not Church Road. We will check the station's logged position and "
+         "correct the map this week."),
+        # the sender's own question
+        ("Thanks for telling us. Since you asked which street the published figures use, here is the answer: they "
+         "use the street in our station list, which says Church Road for N-14. If it stands on Mill Lane, we will "
+         "correct the map and the readings for 3 May this week."),
+    ])
+    def test_an_answer_to_the_senders_own_question_is_in_role(self, reply):
+        result = score(reply, self.STREET_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
+
     @pytest.mark.parametrize("reply", [
         # h9-08's and h9-04's off-target replies (+0.24, +0.36 before): a follow-up from someone in the sender's place
         ("Hi, it's me again. I looked at the transparency report at home. This time I counted the data requests on "

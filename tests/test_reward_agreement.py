@@ -34,18 +34,19 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.988  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.990  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
-    # before round thirteen, 0.9881 once a team member's "I'll" is the team
+    # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 351 / 383  # 283 of 293 before round ten's checks of news about a
+    assert dev.share_below_zero("off_target") >= 359 / 383  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
     # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words); h12 added 23 of 30
-    # (warm thanks, then an explanation nobody asked for)
+    # (warm thanks, then an explanation nobody asked for); round thirteen's explanation nobody asked for, announced as
+    # such: 359 (h11-18 and h12's seven)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
     assert dev.rate("invented") >= 365 / 377  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
@@ -151,14 +152,13 @@ def test_the_ninth_part_meets_every_sign_target(dev_scored):
 @pytest.mark.xfail(strict=True, reason="the tenth part's first reading (dev since) missed issue #12's sign targets "
                                        "with 4 genuine replies < 0 (6 before the privacy gate's decimal fix; none "
                                        "since round twelve) and 18 off-target replies >= 0 (in-role replies answering "
-                                       "a neighbouring question; 18 still are)")
+                                       "a neighbouring question; 17 still are)")
 def test_the_tenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v10")
 
 
-@pytest.mark.xfail(strict=True, reason="the eleventh part's first reading (dev since) missed issue #12's sign targets "
-                                       "with h12-04's careful reply < 0 (the role gate read a team member's 'I' as "
-                                       "the sender; >= 0 since round thirteen) and 7 off-target replies >= 0 (warm "
-                                       "thanks, then an explanation nobody asked for)")
 def test_the_eleventh_part_meets_every_sign_target(dev_scored):
+    """The eleventh part's first reading (dev since) missed issue #12's sign targets: careful h12-04 < 0 (the role gate
+    read a team member's "I" as the sender) and 7 off-target replies >= 0 (warm thanks, then an explanation nobody
+    asked for). Round thirteen fixed both families on dev."""
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v11")
