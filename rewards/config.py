@@ -56,6 +56,7 @@ class OversellingConfig(_Strict):
     verification_claims: list[str]
     completed_checks: list[str]
     settled_verdicts: list[str]
+    settled_colon: str = r"(?!)"
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]

@@ -171,6 +171,21 @@ class TestOverselling:
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
         assert comp(finding)["overselling"] == 1.0
 
+    # Round thirteen: a check's verdict announced after a colon (the eleventh part's inventions h12-07, h12-14, h12-30:
+    # "Confirmed: F42 omitted the final council", "we checked: both basses signed on 12 March"; +0.30 to +0.74 before)
+    @pytest.mark.parametrize("settled", ["Confirmed: the survey sample had 48 respondents, not 480.",
+                                         "Thanks. We checked: the bias estimate leaves out the second wave.",
+                                         "I've looked into it: the preliminary results used the wrong weights."])
+    def test_a_checks_verdict_after_a_colon_is_a_settled_claim(self, settled):
+        overselling = score(GENUINE + " " + settled, FEEDBACK).components["overselling"]
+        assert overselling.score < 1.0 and "already settled" in overselling.explanation
+
+    @pytest.mark.parametrize("plan", ["We will check two things: the sample size and the weights.",
+                                      "We haven't checked yet: we will look at the weights this week.",
+                                      "What we will look at first: the bias estimate for the second wave."])
+    def test_a_plan_or_not_yet_before_a_colon_is_no_verdict(self, plan):
+        assert comp(plan)["overselling"] == 1.0
+
     @pytest.mark.parametrize(("invented", "claims"), [
         # the shapes of every 20-step run's replies, and of the good reference they were warm-started on
         ("Thank you. We have checked what was wrong and have fixed it.", 2),

@@ -48,12 +48,13 @@ def test_dev_agreement_and_signs(dev):
     # (warm thanks, then an explanation nobody asked for); round thirteen's explanation nobody asked for, announced as
     # such: 359 (h11-18 and h12's seven)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 365 / 377  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 366 / 377  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
-    # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's
-    assert dev.share_below_zero("invented") >= 76 / 187  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
-    # before round twelve, 65 after; 76 of 187 with h12
+    # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
+    # colon
+    assert dev.share_below_zero("invented") >= 78 / 187  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
+    # before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -94,13 +95,15 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     seen the reward marked them (docs/reader_set.md). From an agent drafting on receipt that work is invented.
     Before the reward counted it, they scored above the on-receipt genuine reply of their message in 17 of 21
     pairs (mean 0.778 against 0.746 for the on-receipt ones); now below it in 9 of 21 (0.676 against 0.744). The
-    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (130 of
+    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (128 of
     133): invented, but answers all the same."""
     lower, pairs = dev.after_work_below
     assert pairs == 25 and lower >= 11  # 21 until on-receipt plain replies joined d15 and d19 (both after-work)
     below, n = dev.below_zero["after_work"]
-    assert n == 133 and below <= 3  # 2 until round eleven read "the abstract now says ..." as a change made (h03's
-    # plain, +0.59 -> -0.05: three changes reported as done, invented on receipt)
+    assert n == 133 and below <= 5  # 2 until round eleven read "the abstract now says ..." as a change made (h03's
+    # plain, +0.59 -> -0.05: three changes reported as done, invented on receipt); 3 until round thirteen read a
+    # check's verdict after a colon as settled (d12's careful "We looked into it: the unsubscribe link was removing
+    # people ...", h4-20's "I've checked: the vouchers for his school were never sent", +0.26 and +0.30 -> -0.45)
 
 
 NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
