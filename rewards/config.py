@@ -66,6 +66,7 @@ class OversellingConfig(_Strict):
     changed_now: list[str]
     recent_times: str
     recent_past: str
+    recent_today: str = r"(?!)"
     check_nouns: list[str]
     finding_verbs: list[str]
     team_people: list[str]

@@ -224,6 +224,10 @@ class TestOverselling:
         ("We shipped a fix for the sample last week.", 1),
         ("We relocated the station to the lay-by on Monday.", 1),
         ("The freeze was caused by an automatic software update.", 1),  # a cause stated flatly
+        # round thirteen: a participle after its noun, dated today (h12-22's invented "as the release notes published
+        # this morning explain")
+        ("The corrected table, published this morning, lists the refused requests.", 1),
+        ("The new weights, uploaded earlier today, change the estimate.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -264,6 +268,10 @@ class TestOverselling:
         # "now" in a clause under another: how things stand, as the sender says
         "Since the page worked until March and many readers now get an error, the fault is probably ours.",
         "We will make sure the age list now goes to 110 once the form is fixed.",
+        # a participle dated by a weekday is the sender's event as often as not (reader set h7-27's plain reply); the
+        # sender's own things dated today are theirs
+        "We'll look into the survey settings used on Tuesday.",
+        "Your form, sent this morning, will reach the team today.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
