@@ -56,6 +56,7 @@ class OversellingConfig(_Strict):
     verification_claims: list[str]
     completed_checks: list[str]
     settled_verdicts: list[str]
+    settled_colon: str = r"(?!)"
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
@@ -65,6 +66,7 @@ class OversellingConfig(_Strict):
     changed_now: list[str]
     recent_times: str
     recent_past: str
+    recent_today: str = r"(?!)"
     check_nouns: list[str]
     finding_verbs: list[str]
     team_people: list[str]
@@ -144,6 +146,7 @@ class RoleConfig(_Strict):
     work_nouns: list[str]
     sign_offs: list[str]
     sender_copy_share: float = Field(gt=0, le=1)
+    team_singular: str = r"(?!)"
     open_end: str
     signature_words: int = Field(ge=1)
     named_placeholders: list[str]
@@ -156,6 +159,7 @@ class RoleConfig(_Strict):
     thanks_for: str
     thanks_generic: list[str]
     thanks_passed_on: list[str] = Field(default_factory=list)
+    unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
     thanked_act_max_terms: int = Field(ge=0)
     topic_only_min_terms: int = Field(ge=1)

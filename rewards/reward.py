@@ -137,6 +137,7 @@ class RewardScorer:
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
+        self._settled_colon = re.compile(config.overselling.settled_colon)
         self._dismissal = _lexicon(config.overselling.dismissals, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
@@ -479,6 +480,8 @@ class RewardScorer:
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"
             if check and (verdict := self._verdict.search(part, check.end())):
                 claimed.append(check.group() + " ... " + verdict.group())
+        # "Confirmed: F42 omitted the final council", "we checked: both basses signed"
+        claimed += [m.group().strip(" .!?,") for m in self._settled_colon.finditer(lower)]
         dismissed = self._dismissal.findall(lower)
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():

@@ -97,10 +97,12 @@ class RoleCheck:
         self._thanks_for = re.compile(cfg.thanks_for)
         self._thanks_generic = frozenset(cfg.thanks_generic)
         self._passed_on = frozenset(cfg.thanks_passed_on)
+        self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
+        self._team_singular = re.compile(cfg.team_singular)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -182,6 +184,9 @@ class RoleCheck:
                 return False, (f"Takes up the feedback's words only to name the team's own things or what it thanks "
                                f"for ({', '.join(topic[:3])}): the topic, not what this sender wrote about it; answer "
                                "their point.")
+        if m := self._unasked.search(lower):
+            return False, (f"Announces an explanation nobody asked for ({reply[m.start() : m.end()]!r}): it answers "
+                           "a question the sender did not ask instead of taking up theirs.")
         if facts.grave and (m := self._cheer.search(lower)):
             return False, (f"Answers news of a death with cheer ({reply[m.start() : m.end()]!r}): a reply to another "
                            "message.")
@@ -378,10 +383,12 @@ class RoleCheck:
         return ""
 
     def _copies_sender(self, lower: str, facts: SenderFacts) -> bool:
-        """Two or more first-person-singular sentences whose content words mostly come from the feedback."""
+        """Two or more first-person-singular sentences whose content words mostly come from the feedback. A sentence
+        in which a team member promises or says they do not know yet (`team_singular`: "I'll re-run it myself", "I
+        don't know yet why the 2019 file won't open") is the team's voice, not the sender's."""
         copied = 0
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", lower):
-            if not FIRST_PERSON_SINGULAR.search(sentence):
+            if not FIRST_PERSON_SINGULAR.search(sentence) or self._team_singular.search(sentence):
                 continue
             words = [w for w in WORD.findall(sentence) if len(w) > 3]
             if len(words) < 4:

@@ -428,6 +428,15 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
             found.append((verb.lower, f"{t.lower} ... caused by"))  # "the freeze was caused by an automatic
             # software update": a cause stated flatly, in a main clause, found by nobody yet (round twelve). Not "comes
             # from": "the 40% figure comes from the 2019 survey" is a source the team knew (d36, h3-10, h4-08)
+    today = reader.recent_today.search(text) if past else None
+    today_at = [t.i for t in toks[start:end] if today and today.start() <= t.idx - offset < today.end()]
+    for t in toks[start:end] if today else ():  # "the release notes published this morning explain it": a
+        # participle after its noun, dated today (round thirteen); a weekday or yesterday may be the sender's own
+        # event ("the test settings used on Tuesday", h7-27's plain), and the sender's things are theirs
+        noun = toks[t.head]
+        if (t.dep == "acl" and t.tag == "VBN" and t.lower not in BE_OR_HAVE and noun.lower not in SENDER
+                and not _yours(toks, noun) and not _negated_or_planned(toks, t) and _when(toks, t, today_at)):
+            found.append((t.lower, f"{noun.lower} ... {t.lower} {today.group().lower()}"))
     return found
 
 
@@ -698,6 +707,7 @@ class SentenceReader:
         self.done_states = frozenset(claims.done_states)
         self.recent = re.compile(claims.recent_times, re.IGNORECASE)
         self.recent_past = re.compile(claims.recent_past, re.IGNORECASE)
+        self.recent_today = re.compile(claims.recent_today, re.IGNORECASE)
         self.scheduled = re.compile(claims.scheduled_times, re.IGNORECASE)
         self.cause_marks = frozenset(claims.cause_marks)
         self.changed_now = frozenset(claims.changed_now)

@@ -171,6 +171,21 @@ class TestOverselling:
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
         assert comp(finding)["overselling"] == 1.0
 
+    # Round thirteen: a check's verdict announced after a colon (the eleventh part's inventions h12-07, h12-14, h12-30:
+    # "Confirmed: F42 omitted the final council", "we checked: both basses signed on 12 March"; +0.30 to +0.74 before)
+    @pytest.mark.parametrize("settled", ["Confirmed: the survey sample had 48 respondents, not 480.",
+                                         "Thanks. We checked: the bias estimate leaves out the second wave.",
+                                         "I've looked into it: the preliminary results used the wrong weights."])
+    def test_a_checks_verdict_after_a_colon_is_a_settled_claim(self, settled):
+        overselling = score(GENUINE + " " + settled, FEEDBACK).components["overselling"]
+        assert overselling.score < 1.0 and "already settled" in overselling.explanation
+
+    @pytest.mark.parametrize("plan", ["We will check two things: the sample size and the weights.",
+                                      "We haven't checked yet: we will look at the weights this week.",
+                                      "What we will look at first: the bias estimate for the second wave."])
+    def test_a_plan_or_not_yet_before_a_colon_is_no_verdict(self, plan):
+        assert comp(plan)["overselling"] == 1.0
+
     @pytest.mark.parametrize(("invented", "claims"), [
         # the shapes of every 20-step run's replies, and of the good reference they were warm-started on
         ("Thank you. We have checked what was wrong and have fixed it.", 2),
@@ -209,6 +224,10 @@ class TestOverselling:
         ("We shipped a fix for the sample last week.", 1),
         ("We relocated the station to the lay-by on Monday.", 1),
         ("The freeze was caused by an automatic software update.", 1),  # a cause stated flatly
+        # round thirteen: a participle after its noun, dated today (h12-22's invented "as the release notes published
+        # this morning explain")
+        ("The corrected table, published this morning, lists the refused requests.", 1),
+        ("The new weights, uploaded earlier today, change the estimate.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -249,6 +268,10 @@ class TestOverselling:
         # "now" in a clause under another: how things stand, as the sender says
         "Since the page worked until March and many readers now get an error, the fault is probably ours.",
         "We will make sure the age list now goes to 110 once the form is fixed.",
+        # a participle dated by a weekday is the sender's event as often as not (reader set h7-27's plain reply); the
+        # sender's own things dated today are theirs
+        "We'll look into the survey settings used on Tuesday.",
+        "Your form, sent this morning, will reach the team today.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
@@ -733,6 +756,40 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 
+    # Round thirteen: the eleventh part's off-target family (h12-19, h12-18, h12-01, +0.36 to +0.80 before): warm
+    # thanks, then an explanation nobody asked for, announced as such.
+    @pytest.mark.parametrize("reply", [
+        ("Thank you so much for taking part in the noise survey! You might wonder why we measure noise at night at "
+         "all: night readings show traffic patterns that daytime readings miss, and they help the council plan "
+         "quieter routes past Church Road."),
+        ("Thanks for writing about station N-14. Several residents have asked why we publish the figures as weekly "
+         "averages: single days vary too much with the weather, so averages give a fairer picture of Church Road "
+         "and Mill Lane."),
+        ("Thank you for your careful eye! Since you're clearly keen on the survey, here's how it works behind the "
+         "scenes: each station logs readings every minute, and we average them by street for the published "
+         "figures."),
+    ])
+    def test_an_explanation_nobody_asked_for_fails(self, reply):
+        result = score(reply, self.STREET_FEEDBACK)
+        assert result.components["role"].score == -1.0, result.components["role"].explanation
+        assert "nobody asked for" in result.components["role"].explanation
+        assert result.total < 0
+
+    @pytest.mark.parametrize("reply", [
+        # a yes/no question the sender may well have about their own case
+        ("Thanks for telling us. You may wonder whether the readings for 3 May still count: if station N-14 is on "
+         "Mill Lane, they belong to Mill Lane, not Church Road. We will check the station's logged position and "
+         "correct the map this week."),
+        # the sender's own question
+        ("Thanks for telling us. Since you asked which street the published figures use, here is the answer: they "
+         "use the street in our station list, which says Church Road for N-14. If it stands on Mill Lane, we will "
+         "correct the map and the readings for 3 May this week."),
+    ])
+    def test_an_answer_to_the_senders_own_question_is_in_role(self, reply):
+        result = score(reply, self.STREET_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
+
     @pytest.mark.parametrize("reply", [
         # h9-08's and h9-04's off-target replies (+0.24, +0.36 before): a follow-up from someone in the sender's place
         ("Hi, it's me again. I looked at the transparency report at home. This time I counted the data requests on "
@@ -750,6 +807,30 @@ class TestRole:
                  "requests were refused; we'll add the number and explain the consent wording changes this month.")
         result = score(reply, REPORT_FEEDBACK)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
+
+    # Round thirteen: h12-04's careful reply (-0.52 before), one team member writing "I don't know yet why the 2019
+    # file won't open ... I'll download it myself this week", failed as the sender's experience retold.
+    THESIS_FEEDBACK = ("I submitted my thesis through the graduate portal on Friday and the portal says the PDF file "
+                       "is corrupted. The same file opens fine on my laptop and on the library computers. Can you "
+                       "check it before the deadline on the 30th?")
+
+    def test_a_team_member_who_promises_or_does_not_know_yet_in_the_senders_words_is_the_team(self):
+        reply = ("Thank you for writing, and sorry for the worry so close to the deadline. I don't know yet why the "
+                 "portal says the file is corrupted when the same file opens fine on your laptop. I'll check the "
+                 "thesis file on the graduate portal myself this afternoon. If the portal is at fault, I will ask my "
+                 "colleague in the graduate school to move your deadline, and you'll hear from me by Monday.")
+        result = score(reply, self.THESIS_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0.5
+
+    def test_a_reply_written_as_the_sender_still_retells_their_experience(self):
+        reply = ("Hello again. I submitted my thesis through the graduate portal on Friday and the portal says the PDF "
+                 "file is corrupted. The same file opens fine on my laptop and on the library computers. We are "
+                 "worried about the deadline on the 30th, so please check it.")
+        result = score(reply, self.THESIS_FEEDBACK)
+        assert result.components["role"].score == -1.0
+        assert "Retells the sender's experience" in result.components["role"].explanation
+        assert result.total < 0
 
     def test_news_of_a_death_answered_with_cheer_fails(self):
         """h9-02's off-target reply (+0.68 before): to a widow whose late husband was invited to a follow-up, "We are

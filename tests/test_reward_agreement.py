@@ -1,9 +1,9 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the ten held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
-h8-*, h9-*, h10-* and h11-*, are dev now: they were read and tuned against). A held-out part is written blind and read
-once before the round's changes; between two parts (the last retired, the next not added yet) there is none and its
-test skips (docs/reward.md has every reading)."""
+Dev is what the reward was tuned on (the eleven held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
+h8-*, h9-*, h10-*, h11-* and h12-*, are dev now: they were read and tuned against). A held-out part is written blind
+and read once before the round's changes; between two parts (the last retired, the next not added yet) there is none
+and its test skips (docs/reward.md has every reading)."""
 
 import pytest
 
@@ -34,22 +34,27 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.989  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
-    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after
+    assert dev.overall >= 0.990  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
+    # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 328 / 353  # 283 of 293 before round ten's checks of news about a
+    assert dev.share_below_zero("off_target") >= 359 / 383  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
-    # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words)
+    # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words); h12 added 23 of 30
+    # (warm thanks, then an explanation nobody asked for); round thirteen's explanation nobody asked for, announced as
+    # such: 359 (h11-18 and h12's seven)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95
-    assert dev.rate("invented") >= 308 / 317  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 366 / 377  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
-    # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week
-    assert dev.share_below_zero("invented") >= 65 / 157  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
-    # before round twelve, 65 after
+    # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
+    # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
+    # colon
+    assert dev.share_below_zero("invented") >= 78 / 187  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
+    # before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -79,6 +84,8 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # the tenth part's first reading (dev since) added four, which pass since round twelve: h11-11's two (verbs joined
     # to a promise), h11-23's plain (a verb after a gerund subject tagged a noun) and h11-26's plain (passing a
     # message on is writing in)
+    # the eleventh part's first reading (dev since) added one, which passes since round thirteen: h12-04's careful, a
+    # team member's "I don't know yet ..." and "I'll download it myself" read as the sender's experience retold
     assert len(failures) <= 2, failures
     assert all("is not in the feedback" in why for _, _, why in failures), failures
 
@@ -88,46 +95,30 @@ def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
     seen the reward marked them (docs/reader_set.md). From an agent drafting on receipt that work is invented.
     Before the reward counted it, they scored above the on-receipt genuine reply of their message in 17 of 21
     pairs (mean 0.778 against 0.746 for the on-receipt ones); now below it in 9 of 21 (0.676 against 0.744). The
-    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (130 of
+    reward sees the work verbs of 55 of them (and of 3 of the 251 on-receipt replies); most still score >= 0 (128 of
     133): invented, but answers all the same."""
     lower, pairs = dev.after_work_below
     assert pairs == 25 and lower >= 11  # 21 until on-receipt plain replies joined d15 and d19 (both after-work)
     below, n = dev.below_zero["after_work"]
-    assert n == 133 and below <= 3  # 2 until round eleven read "the abstract now says ..." as a change made (h03's
-    # plain, +0.59 -> -0.05: three changes reported as done, invented on receipt)
+    assert n == 133 and below <= 5  # 2 until round eleven read "the abstract now says ..." as a change made (h03's
+    # plain, +0.59 -> -0.05: three changes reported as done, invented on receipt); 3 until round thirteen read a
+    # check's verdict after a colon as settled (d12's careful "We looked into it: the unsubscribe link was removing
+    # people ...", h4-20's "I've checked: the vouchers for his school were never sent", +0.26 and +0.30 -> -0.45)
 
 
 NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the eleventh (h12-*), written blind (asked for in-role off-target replies that answer a
-    neighbouring question or thank for something never done, and inventions stated flatly) and read once, before any
-    change made for it, on the reward after round twelve: agreement 0.960, genuine above invented 0.933, careful above
-    salad 30/30, careful >= 0 29/30, plain >= 0 30/30, salad and placeholder < 0 30/30, off-target < 0 23/30, invented
-    < 0 11/30. The genuine miss: h12-04's careful reply, a team member writing "I'll download it myself this week" to
-    a teacher, fails the role gate as the sender's experience retold in the first person. Floors at that reading
-    (docs/reward.md). The tenth (h11-*) is dev now (`heldout_v10`)."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The eleventh
+    (h12-*, asked for in-role off-target replies that answer a neighbouring question or thank for something never
+    done, and inventions stated flatly) was read once (0.960) and is dev now (`heldout_v11`; docs/reward.md). Until
+    the twelfth (h13-*) is added there is nothing to score; the next part's first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.959  # 0.960
-    assert heldout.rate("invented") >= 0.93  # 56 of 60
+    assert heldout.overall >= 0.95
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") == 0
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 23 / 30
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 not met on the eleventh held-out part: h12-04's careful reply < 0 "
-                                       "(the role gate reads a team member's 'I' as the sender) and 7 off-target "
-                                       "replies >= 0")
-def test_heldout_meets_the_issue_targets():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
@@ -164,6 +155,13 @@ def test_the_ninth_part_meets_every_sign_target(dev_scored):
 @pytest.mark.xfail(strict=True, reason="the tenth part's first reading (dev since) missed issue #12's sign targets "
                                        "with 4 genuine replies < 0 (6 before the privacy gate's decimal fix; none "
                                        "since round twelve) and 18 off-target replies >= 0 (in-role replies answering "
-                                       "a neighbouring question; 18 still are)")
+                                       "a neighbouring question; 17 still are)")
 def test_the_tenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v10")
+
+
+def test_the_eleventh_part_meets_every_sign_target(dev_scored):
+    """The eleventh part's first reading (dev since) missed issue #12's sign targets: careful h12-04 < 0 (the role gate
+    read a team member's "I" as the sender) and 7 off-target replies >= 0 (warm thanks, then an explanation nobody
+    asked for). Round thirteen fixed both families on dev."""
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v11")
