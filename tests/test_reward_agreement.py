@@ -110,15 +110,34 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The eleventh
-    (h12-*, asked for in-role off-target replies that answer a neighbouring question or thank for something never
-    done, and inventions stated flatly) was read once (0.960) and is dev now (`heldout_v11`; docs/reward.md). Until
-    the twelfth (h13-*) is added there is nothing to score; the next part's first reading sets the floors here."""
+    """The held-out part: the twelfth (h13-*), written blind (asked for some careful and plain replies by one named
+    team member in the first person, in-role off-target replies that answer a neighbouring question, and inventions
+    stated flatly) and read once, before any change made for it, on the reward after round thirteen: agreement
+    0.783, genuine above invented 0.567, careful above salad 29/30, careful >= 0 5/30, plain >= 0 28/30, salad and
+    placeholder < 0 30/30, off-target < 0 20/30, invented < 0 8/30. The careful misses: all 25 end with
+    the team member's sign-off on its own line ("Amy, study researcher", "Dr Ruth Okafor, editor", "Finn"), which
+    the role gate reads as a reply that ends mid-sentence. Floors at that reading (docs/reward.md). The eleventh
+    (h12-*) is dev now (`heldout_v11`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
-    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.overall >= 0.78  # 0.783
+    assert heldout.rate("invented") >= 0.56  # 34 of 60
+    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 25 / 30 and heldout.share_below_zero("plain") <= 2 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 20 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the twelfth held-out part: 25 careful replies < 0 (each "
+                                       "ends with a sign-off line read as an unfinished sentence), 2 plain < 0, 10 "
+                                       "off-target >= 0, agreement 0.783")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
