@@ -4,7 +4,7 @@ between them, the prompt-injection guard, truncation, and config validation."""
 import pytest
 
 from agents.governance import ConfigError, get_engine, govern, load_config
-from agents.governance.rules import InjectionGuard, sentence_around
+from agents.governance.rules import ComplianceRules, InjectionGuard, sentence_around
 
 
 def reasons_text(result) -> str:
@@ -629,6 +629,39 @@ EIGHTEENTH_ROUND_LOOK_ALIKES = [
     "Magkano po ang bayad sa mga kalahok sa survey?",
     "Weet iemand of het dashboard van het onderzoek ook per wijk kan filteren?",
 ]
+
+
+# Nineteenth round (the retired fifteenth part): suicidal messages in five languages the phrase lists had nothing for
+# (h15-002 Georgian, h15-024 Hebrew, h15-050 Bengali, h15-063 Tamil, h15-118 Persian); new phrasings, not the dev rows'
+# own words. The rules must reach them alone: the classifier had no safety message in four of these scripts.
+NINETEENTH_ROUND_SAFETY = [
+    "თავს მოვიკლავ, აღარ შემიძლია.",
+    "בא לי למות, אין לי כוח לכלום.",
+    "আমি আত্মহত্যা করব, আর পারছি না।",
+    "தற்கொலை செய்துகொள்ளப் போகிறேன்.",
+    "دیگه نمی‌خوام زنده باشم.",
+]
+
+NINETEENTH_ROUND_SAFETY_LOOK_ALIKES = [
+    "ოფისში მალე აღარ ვიქნები, შვებულებაში მივდივარ.",
+    "מחקר על התאבדות בקרב בני נוער - איפה אפשר למצוא את הנתונים?",
+    "প্রতিবেদনে আত্মহত্যার হার জেলা অনুযায়ী দেখানো হয়নি।",
+    "தற்கொலை தடுப்பு பற்றிய உங்கள் கட்டுரை மிகவும் பயனுள்ளதாக இருந்தது.",
+    "نرخ خودکشی در جدول ۳ اشتباه محاسبه شده.",
+]
+
+
+@pytest.mark.parametrize("message", NINETEENTH_ROUND_SAFETY)
+def test_suicidal_messages_in_georgian_hebrew_bengali_tamil_and_persian_fire_the_self_harm_rule(message):
+    fired = [f.config.name for f in ComplianceRules(load_config().rules).evaluate(message)]
+    assert "self_harm" in fired
+    result = govern(message)
+    assert result.decision == "escalate" and "safety" in result.flags, result.reasons
+
+
+@pytest.mark.parametrize("message", NINETEENTH_ROUND_SAFETY_LOOK_ALIKES)
+def test_suicide_as_a_topic_or_not_being_in_the_office_fires_no_rule_in_those_languages(message):
+    assert ComplianceRules(load_config().rules).evaluate(message) == []
 
 
 @pytest.mark.parametrize("message", [
