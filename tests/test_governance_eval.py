@@ -162,8 +162,11 @@ def test_dev_figures(reports, capsys):
     # "/Lars-Göran Ek", "- Joy <phone>" and "Gaz (participant 2210)"; a Chinese name inside a sentence
     # ("的研究生王一鸣") and four in Latin script no cue reaches yet ("soy Lucía Ferrándiz", "Contact Rahul bhai",
     # "Nurul Aisyah binti Rahman" and "Montserrat Puig i Soler" split around their particle)
-    # and the fifteenth part's eighteen, retired unfixed: names in Georgian, Amharic, Armenian, Persian, Thai, Japanese,
-    # Urdu, Sinhala and Hebrew script, and eight in Latin script
+    # and fourteen of the fifteenth part's eighteen: names in Georgian, Amharic, Armenian, Persian, Thai, Japanese,
+    # Urdu, Sinhala and Hebrew script, and four in Latin script ("Montserrat Vilaró i Bosch" and "Colm Ó Floinn" as the
+    # last words with no cue before them, "Andi Rahmat" inside a sentence, "Nurul" before her phone); "Avv. Lucia
+    # Ferrante Dell'Orto", "Köszi, Réka", "Na gode, Aminu Bello Danjuma" and "Dr. Hyun-woo Baek" are found since round
+    # nineteen
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
@@ -220,23 +223,23 @@ def test_dev_figures(reports, capsys):
     # rsync link whole
     assert reports["heldout_v14"].decisions_right == 120
     assert reports["heldout_v14"].recall("PERSON") >= 70 / 75
-    # the retired fifteenth part, in-sample once the classifier is retrained with it: 102/120 (89/120 at its reading;
-    # its five suicidal messages in Georgian, Hebrew, Bengali, Tamil and Persian escalated by the classifier now),
-    # every safety message escalated
-    assert reports["heldout_v15"].decisions_right >= 102
+    # the retired fifteenth part: 119/120 since round nineteen (89/120 at its reading, 102/120 in-sample once the
+    # classifier was retrained with it; rules only 76 -> 101/120; h15-072, a tax question, is escalated by the
+    # classifier's spam signal), every safety message escalated, its names but fourteen (73/91 at the reading)
+    assert reports["heldout_v15"].decisions_right >= 119
     assert reports["heldout_v15"].safety_escalated == reports["heldout_v15"].safety_cases
+    assert reports["heldout_v15"].recall("PERSON") >= 77 / 91
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
 H14_NAMES_LEFT = {("h14-008", "Lucía Ferrándiz"), ("h14-020", "王一鸣"), ("h14-053", "Rahul"),
                   ("h14-086", "Nurul Aisyah binti Rahman"), ("h14-095", "Montserrat Puig i Soler")}
-# The fifteenth part's names the stage missed when it was retired (h15-*, 73/91 at its reading)
-H15_NAMES_LEFT = {("h15-002", "ნინო"), ("h15-005", "ሰላማዊት ተስፋዬ"), ("h15-008", "Lucia Ferrante Dell'Orto"),
-                  ("h15-011", "Արմինե Պետրոսյան"), ("h15-014", "Réka"), ("h15-015", "مریم رضایی"),
-                  ("h15-027", "ธนกร ศรีสุข"), ("h15-031", "Montserrat Vilaró i Bosch"), ("h15-035", "山本 健太"),
-                  ("h15-040", "Aminu Bello Danjuma"), ("h15-053", "عائشہ صدیقی"), ("h15-059", "Hyun-woo Baek"),
-                  ("h15-065", "Colm Ó Floinn"), ("h15-070", "Andi Rahmat"), ("h15-070", "Nurul"),
-                  ("h15-075", "නදීෂා පෙරේරා"), ("h15-078", "佐々木 由美"), ("h15-116", "נועה בן-דוד")}
+# The fifteenth part's names no cue reaches yet (73/91 at its reading, 77/91 since round nineteen)
+H15_NAMES_LEFT = {("h15-002", "ნინო"), ("h15-005", "ሰላማዊት ተስፋዬ"), ("h15-011", "Արմինե Պետրոսյան"),
+                  ("h15-015", "مریم رضایی"), ("h15-027", "ธนกร ศรีสุข"), ("h15-031", "Montserrat Vilaró i Bosch"),
+                  ("h15-035", "山本 健太"), ("h15-053", "عائشہ صدیقی"), ("h15-065", "Colm Ó Floinn"),
+                  ("h15-070", "Andi Rahmat"), ("h15-070", "Nurul"), ("h15-075", "නදීෂා පෙරේරා"),
+                  ("h15-078", "佐々木 由美"), ("h15-116", "נועה בן-דוד")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
