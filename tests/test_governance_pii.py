@@ -462,6 +462,24 @@ EIGHTEENTH_ROUND_NOT_NAMES = [
     "The installer lands in\n/Applications",
 ]
 
+# nineteenth round (the retired fifteenth part's names in Latin script): a romanised Korean given name with its
+# lower-case hyphenated half ("Dr. Hyun-woo Baek", h15-059), the Irish particle "Ó" ("Colm Ó Floinn"), an Italian
+# lawyer's title ("Avv. Lucia Ferrante Dell'Orto", h15-008), the Hungarian and Hausa thanks "Köszi" and "Na gode"
+# before a name (h15-014, h15-040)
+NINETEENTH_ROUND_NAMES = [
+    ("Great to meet you at the symposium. Dr. Seo-yeon Park, Radiology", "Seo-yeon Park", "<PERSON_1>"),
+    ("Thanks for the quick fix.\nRegards, Aoife Ní Bhriain", "Aoife Ní Bhriain", "<PERSON_1>"),
+    ("Attendiamo riscontro. Avv. Marco Dell'Anna", "Marco Dell'Anna", "<PERSON_1>"),
+    ("A térkép most már jó. Köszi, Zsófi", "Zsófi", "<PERSON_1>"),
+    ("Rahoton ya yi kyau. Na gode, Ibrahim Musa", "Ibrahim Musa", "<PERSON_1>"),
+]
+
+NINETEENTH_ROUND_NOT_NAMES = [
+    "Na gode da aikin ku.",
+    "Köszi a gyors választ!",
+    "Thanks - follow-up questions are below.",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -480,7 +498,7 @@ EIGHTEENTH_ROUND_NOT_NAMES = [
     ("Mándelo a Calle Mayor 3, 1ºC, Toledo, gracias.", "Calle Mayor 3, 1ºC, Toledo", "<LOCATION_1>"),
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
     *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES, *SIXTEENTH_ROUND_NAMES,
-    *SEVENTEENTH_ROUND_NAMES, *EIGHTEENTH_ROUND_NAMES,
+    *SEVENTEENTH_ROUND_NAMES, *EIGHTEENTH_ROUND_NAMES, *NINETEENTH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -497,7 +515,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "Pokud jde o tabulku 2, součty nesedí.",
     "We used Bonferroni rather than Benjamini-Hochberg.",
     *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES, *SIXTEENTH_ROUND_NOT_NAMES,
-    *SEVENTEENTH_ROUND_NOT_NAMES, *EIGHTEENTH_ROUND_NOT_NAMES,
+    *SEVENTEENTH_ROUND_NOT_NAMES, *EIGHTEENTH_ROUND_NOT_NAMES, *NINETEENTH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)
