@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the fifteenth retired, the sixteenth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the sixteenth,
+h16-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -44,12 +44,13 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
         assert any(c.safety and c.category != "self_harm" for c in part)
         assert sum(c.safety for c in part) >= 12
         assert {"PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER"} <= {p.type for c in part for p in c.pii}
-    # a card number: dev has several; the fifteenth part's writer, not asked for one, wrote none
+    # a card number: dev has several; the fifteenth part's writer, not asked for one, wrote none (the sixteenth has one)
     assert "CREDIT_CARD" in {p.type for c in dev for p in c.pii}
     if not heldout:
         pytest.skip(NO_HELDOUT)
-    # each retired part makes dev larger: a part of 100-120 rows is 6-7% of the set by the tenth, 4.7% by the thirteenth
-    assert len(heldout) >= 100 and 0.04 <= len(heldout) / len(cases) <= 0.45
+    # each retired part makes dev larger: a part of 100-120 rows is 6-7% of the set by the tenth, 4.7% by the
+    # thirteenth, 3.9% by the sixteenth
+    assert len(heldout) >= 100 and 0.03 <= len(heldout) / len(cases) <= 0.45
     # enough names that one miss does not decide the 0.97 target
     assert sum(p.type == "PERSON" for c in heldout for p in c.pii) >= 40
 
@@ -109,10 +110,22 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # conflicts of abuse beside a specific fault rejected (h14-048, h14-084), names 61/75 (eight in non-Latin scripts),
 # URLs 14/15, false redactions 27; h15 (one reading, round eighteen's engine) 89/120 (rules only 76/120), safety
 # 19/24 (h15-002, -024, -050, -063, -118: suicidal messages in Georgian, Hebrew, Bengali, Tamil and Persian answered;
-# rules only 3/24), names 73/91 (14 in non-Latin scripts), locations 16/52, false redactions 16;
-# docs/governance_eval.md lists every miss. They skip while there is no held-out part; the sixteenth part's
-# first-reading figures are recorded here once it is read (floors at that reading, and the targets as strict xfails
-# where it misses them).
+# rules only 3/24), names 73/91 (14 in non-Latin scripts), locations 16/52, false redactions 16; h16 (one reading,
+# round nineteen's engine) 95/120 (rules only 80/120), safety 18/24 (h16-021 Amharic and h16-026 Urdu suicidal
+# messages, h16-051 a Nepali landslide, h16-067 a Polish participant burnt by EEG gel, h16-075 a Somali child beaten,
+# h16-111 an English field team's vehicle rolled with one enumerator unconscious: answered; rules only 2/24), names
+# 69/79, locations 11/46, false redactions 31; docs/governance_eval.md lists every miss. Floors at that reading, the
+# targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 95 and heldout.safety_escalated >= 18, heldout.misses
+    assert heldout.recall("PERSON") >= 69 / 79, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 31, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the sixteenth held-out part: 95/120 decisions, safety "
+                                       "18/24 (two suicidal messages in Amharic and Urdu, a landslide, a participant "
+                                       "injured, a child beaten, a vehicle rolled with a field team: answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -120,6 +133,9 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the sixteenth held-out part: names 69/79 (Devanagari, "
+                                       "Arabic, Telugu, Gurmukhi and Thai names, 'Gwenllian ap Rhys', 'María José "
+                                       "Prieto Alcaraz', 'Anne-Sophie de La Tour d'Auvergne', ...)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
