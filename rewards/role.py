@@ -33,6 +33,8 @@ SMALL_WORDS = r"(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
 HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
                       r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A line that ends a sentence (a closing quote or bracket after the stop allowed).
+SENTENCE_CLOSED = re.compile(r"[.!?][\"'’”)]*$")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 OUR = re.compile(r"\bour\b")
@@ -103,6 +105,9 @@ class RoleCheck:
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
         self._team_singular = re.compile(cfg.team_singular)
+        self._signature = re.compile(cfg.signature_line)
+        self._not_name = frozenset(cfg.signature_not_name)
+        self._not_role = frozenset(cfg.signature_not_role)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -230,11 +235,25 @@ class RoleCheck:
             return False
         if len(lines) > 1 and lines[-2].endswith(",") and len(lines[-1].split()) <= self.cfg.signature_words:
             return False
+        if len(lines) > 1 and self._signed(lines[-2], lines[-1]):
+            return False
         # a sign-off run on after the last sentence: "... the wrong word to use. With best wishes, <PERSON_2>, Study
         # Coordinator"
         tail = SENTENCE_END.split(lines[-1])[-1]
         sign_off = self._sign_off.match(tail)  # then a signature and a role ("<PERSON_2>, Study Coordinator")
         return not (sign_off and len(tail[sign_off.end():].split()) <= self.cfg.signature_words + 2)
+
+    def _signed(self, before: str, last: str) -> bool:
+        """`last` is a team member's sign-off on a line of its own after the reply's last sentence ("Amy, study
+        researcher", "Love from Kate at the bird project", "Finn"), not a sentence cut off: `before` ends a sentence,
+        `last` is a name or "the ... team" with at most a role, the name does not start as a sentence does ("We",
+        "Please") and the role is no clause ("Sarah, we will look into the")."""
+        if not SENTENCE_CLOSED.search(before) or not (m := self._signature.match(last)):
+            return False
+        name, role = m.group("name").lower(), (m.group("role") or "").lower()
+        if not name.startswith(("the ", "<")) and name.split()[0].rstrip(".") in self._not_name:
+            return False
+        return not any(w in self._not_role for w in WORD.findall(role))
 
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""

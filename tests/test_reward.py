@@ -377,6 +377,37 @@ def test_a_reply_cut_mid_sentence_or_greeting_an_invented_name_fails_the_role_ga
     assert comp("Hello there! " + GENUINE)["role"] == 1.0
 
 
+@pytest.mark.parametrize("signature", [
+    "Amy, study researcher", "Dr Ruth Okafor, editor", "Love from Kate at the bird project", "— the data team",
+    "Finn", "Dr Maya Singh", "Noor, UrbanSight Lab", "Anil, on call", "Professor Jane Morley, study lead",
+    "Priya, river-kit coordinator", "The survey team",
+])
+def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signature):
+    # the twelfth reader part (h13-*, dev since): 25 careful replies ended so, each read as a sentence cut off
+    assert comp(GENUINE + "\n\n" + signature)["role"] == 1.0
+
+
+@pytest.mark.parametrize("tail", [
+    "\n\nSarah, we will look into the",  # a cut after a name: a clause, not a role
+    "\n\nWe",  # a sentence that starts a line and stops
+    "\n\nThe follow-up survey will",
+    "\n\nPlease",
+    "\n\nAmy, 07700 900123",  # a contact detail is no role
+    "\n\nAmy, amy@survey-lab",
+])
+def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
+    assert comp(GENUINE + tail)["role"] == -1.0
+
+
+def test_a_sign_off_lets_no_template_or_invented_contact_detail_through():
+    for tail, why in (("\n\n[Your Name], study researcher", "mid-sentence"),  # no name: not a signature
+                      ("\n\nAmy\n[Your Name]", "template"),
+                      ("\n\nAmy, study researcher, <PHONE_2>", "not in the feedback"),
+                      ("\n\nAmy, study researcher\nwww.survey-lab.org", "mid-sentence")):
+        result = score(GENUINE + tail, FEEDBACK)
+        assert result.total < 0 and why in result.components["role"].explanation, (tail, result)
+
+
 def test_a_failed_gate_grades_the_reply_below_its_cap():
     # Flat caps gave GRPO groups of failures no signal: the better of two failures must still score higher.
     cap = load_config().role.cap
