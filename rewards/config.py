@@ -152,6 +152,8 @@ class RoleConfig(_Strict):
     signature_line: str = r"(?!)"
     signature_not_name: list[str] = []
     signature_not_role: list[str] = []
+    compound_min_chars: int = Field(default=7, ge=1)
+    compound_part_min_chars: int = Field(default=5, ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
     group_greeting: str

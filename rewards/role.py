@@ -71,6 +71,7 @@ class SenderFacts:
     body_stems: frozenset[str] = frozenset()  # the same without the feedback's own greeting line ("Dear colleagues,")
     collective: bool = False  # the sender speaks for several ("several of us")
     grave: bool = False  # the feedback tells of a death
+    compounds: frozenset[str] = frozenset()  # the feedback's words of 7 letters or more ("iphone", "telephone")
 
 
 class RoleCheck:
@@ -122,7 +123,8 @@ class RoleCheck:
                            frozenset(stem(w, self.stem_chars) for w in words),
                            frozenset(stem(w, self.stem_chars) for w in WORD.findall(body.lower())),
                            bool(self._collective.search(feedback.lower())),
-                           bool(self._grave.search(feedback.lower())))
+                           bool(self._grave.search(feedback.lower())),
+                           frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -343,9 +345,12 @@ class RoleCheck:
         return acts
 
     def _feedback_act(self, head: str, facts: SenderFacts) -> bool:
-        """The thanked act is one the feedback names: its word, or the verb of an "-ing" form ("testing" for
+        """The thanked act is one the feedback names: its word, the last part of one of its compounds ("the phone
+        details" for "it's an iPhone SE", "the diary on the telephone"), or the verb of an "-ing" form ("testing" for
         "I tested")."""
         if stem(head, self.stem_chars) in facts.stems:
+            return True
+        if len(head) >= self.cfg.compound_part_min_chars and any(w.endswith(head) for w in facts.compounds):
             return True
         base = head[:-3] if head.endswith("ing") and len(head) > 6 else ""
         return bool(base) and any(s.startswith(base[: self.stem_chars]) for s in facts.stems)

@@ -787,6 +787,25 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 
+    # Round fourteen (h13-16's plain reply): the thanked thing named by the last part of one of the feedback's
+    # compounds is the feedback's; a thing it does not name at all is still thanks for something never done.
+    DIARY_FEEDBACK = ("The little diary on the telephone has writing so small I cannot read it, and the app ignores "
+                      "the text size on my iPhone SE. Could you post me a paper diary instead?")
+
+    def test_thanks_for_a_thing_the_feedback_names_in_a_compound_is_in_role(self):
+        reply = ("Thank you for the phone details; I'll pass them to our app developer and ask them to test the text "
+                 "size on an iPhone SE. I'll post you a paper diary this Friday and write next week to check it came.")
+        result = score(reply, self.DIARY_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0
+
+    def test_thanks_for_a_thing_the_feedback_never_names_still_fails(self):
+        reply = ("Thank you for the hearing aid photos; I'll pass them to our audiologist. I'll post you a paper diary "
+                 "this Friday and write next week to check it came.")
+        result = score(reply, self.DIARY_FEEDBACK)
+        assert result.components["role"].score == -1.0 and "Thanks the sender for" in result.components[
+            "role"].explanation, result.components["role"].explanation
+
     # Round thirteen: the eleventh part's off-target family (h12-19, h12-18, h12-01, +0.36 to +0.80 before): warm
     # thanks, then an explanation nobody asked for, announced as such.
     @pytest.mark.parametrize("reply", [
@@ -799,6 +818,9 @@ class TestRole:
         ("Thank you for your careful eye! Since you're clearly keen on the survey, here's how it works behind the "
          "scenes: each station logs readings every minute, and we average them by street for the published "
          "figures."),
+        # round fourteen: trivia offered unasked (h13-21's off-target, h4-06's, h7-10's)
+        ("Thank you for writing about station N-14! Did you know that traffic noise drops by half at night on most "
+         "streets? Our stations pick that up every evening, on Church Road and everywhere else."),
     ])
     def test_an_explanation_nobody_asked_for_fails(self, reply):
         result = score(reply, self.STREET_FEEDBACK)

@@ -34,10 +34,11 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.987  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.988  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
     # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for;
-    # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence
+    # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence,
+    # 0.9884 with thanks for the last part of a feedback's compound
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence)
     assert dev.share_below_zero("placeholder") == 1.0
@@ -50,11 +51,11 @@ def test_dev_agreement_and_signs(dev):
     # such: 359 (h11-18 and h12's seven); h13 added 20 of 30 (a neighbouring question answered unannounced)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures
-    assert dev.rate("invented") >= 420 / 437  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 421 / 437  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
-    # colon; 400 of 437 with h13, 420 once a sign-off line is no unfinished sentence
+    # colon; 400 of 437 with h13, 420 once a sign-off line is no unfinished sentence, 421 with h13-16's thanks
     assert dev.share_below_zero("invented") >= 86 / 217  # 53 of 127 before round eleven, 54 after; 62 of 157 with h11
     # before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13
 
@@ -90,10 +91,10 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # team member's "I don't know yet ..." and "I'll download it myself" read as the sender's experience retold
     # the twelfth part's first reading (dev since) added 27: 25 careful replies ending with a team member's sign-off on
     # a line of its own ("Amy, study researcher") read as a reply that ends mid-sentence (24 pass since round fourteen),
-    # h13-16's plain (thanks "for the phone details" the feedback gives) and h13-21's two ("Hello Hedgehog Class!",
-    # the name the class signs with)
+    # h13-16's plain (thanks "for the phone details" the feedback gives in "iPhone" and "telephone"; passes since round
+    # fourteen) and h13-21's two ("Hello Hedgehog Class!", the name the class signs with, read as an invented name)
     twelfth = [f for f in failures if f[0].startswith("h13-")]
-    assert len(failures) - len(twelfth) <= 2 and len(twelfth) <= 3, failures
+    assert len(failures) - len(twelfth) <= 2 and len(twelfth) <= 2, failures
     assert all("is not in the feedback" in why for i, _, why in failures if not i.startswith("h13-")), failures
 
 
