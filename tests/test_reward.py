@@ -818,7 +818,10 @@ class TestRole:
         ("Thank you for your careful eye! Since you're clearly keen on the survey, here's how it works behind the "
          "scenes: each station logs readings every minute, and we average them by street for the published "
          "figures."),
-        # round fourteen: trivia offered unasked (h13-21's off-target, h4-06's, h7-10's)
+        # round fourteen: other people's question in the present tense (h13-08's "Plenty of people ask how we rate
+        # teams, so here it is"), and trivia offered unasked (h13-21's off-target, h4-06's, h7-10's)
+        ("Thanks for following the survey! Plenty of people ask how we choose where the stations go, so here it is: "
+         "we pick streets with a mix of traffic and housing, and we move a few stations every year."),
         ("Thank you for writing about station N-14! Did you know that traffic noise drops by half at night on most "
          "streets? Our stations pick that up every evening, on Church Road and everywhere else."),
     ])

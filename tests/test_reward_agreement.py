@@ -38,17 +38,18 @@ def test_dev_agreement_and_signs(dev):
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
     # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for;
     # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence,
-    # 0.9884 with thanks for the last part of a feedback's compound
+    # 0.9884 with thanks for the last part of a feedback's compound, 0.9886 with other people's question asked now
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("off_target") >= 379 / 413  # 283 of 293 before round ten's checks of news about a
+    assert dev.share_below_zero("off_target") >= 380 / 413  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
     # added 12 of 30 (in-role replies answering a neighbouring question in the message's own words); h12 added 23 of 30
     # (warm thanks, then an explanation nobody asked for); round thirteen's explanation nobody asked for, announced as
-    # such: 359 (h11-18 and h12's seven); h13 added 20 of 30 (a neighbouring question answered unannounced)
+    # such: 359 (h11-18 and h12's seven); h13 added 20 of 30 (a neighbouring question answered unannounced); round
+    # fourteen's other people's question in the present tense ("Plenty of people ask how ..."): 380 (h13-08)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures
     assert dev.rate("invented") >= 421 / 437  # 184 of 197 with h9 before round ten's flat causes and scheduled
