@@ -149,6 +149,11 @@ class RoleConfig(_Strict):
     team_singular: str = r"(?!)"
     open_end: str
     signature_words: int = Field(ge=1)
+    signature_line: str = r"(?!)"
+    signature_not_name: list[str] = []
+    signature_not_role: list[str] = []
+    compound_min_chars: int = Field(default=7, ge=1)
+    compound_part_min_chars: int = Field(default=5, ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
     group_greeting: str

@@ -33,6 +33,8 @@ SMALL_WORDS = r"(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
 HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
                       r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A line that ends a sentence (a closing quote or bracket after the stop allowed).
+SENTENCE_CLOSED = re.compile(r"[.!?][\"'’”)]*$")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 OUR = re.compile(r"\bour\b")
@@ -69,6 +71,7 @@ class SenderFacts:
     body_stems: frozenset[str] = frozenset()  # the same without the feedback's own greeting line ("Dear colleagues,")
     collective: bool = False  # the sender speaks for several ("several of us")
     grave: bool = False  # the feedback tells of a death
+    compounds: frozenset[str] = frozenset()  # the feedback's words of 7 letters or more ("iphone", "telephone")
 
 
 class RoleCheck:
@@ -103,6 +106,9 @@ class RoleCheck:
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
         self._team_singular = re.compile(cfg.team_singular)
+        self._signature = re.compile(cfg.signature_line)
+        self._not_name = frozenset(cfg.signature_not_name)
+        self._not_role = frozenset(cfg.signature_not_role)
         self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
@@ -117,7 +123,8 @@ class RoleCheck:
                            frozenset(stem(w, self.stem_chars) for w in words),
                            frozenset(stem(w, self.stem_chars) for w in WORD.findall(body.lower())),
                            bool(self._collective.search(feedback.lower())),
-                           bool(self._grave.search(feedback.lower())))
+                           bool(self._grave.search(feedback.lower())),
+                           frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -230,11 +237,25 @@ class RoleCheck:
             return False
         if len(lines) > 1 and lines[-2].endswith(",") and len(lines[-1].split()) <= self.cfg.signature_words:
             return False
+        if len(lines) > 1 and self._signed(lines[-2], lines[-1]):
+            return False
         # a sign-off run on after the last sentence: "... the wrong word to use. With best wishes, <PERSON_2>, Study
         # Coordinator"
         tail = SENTENCE_END.split(lines[-1])[-1]
         sign_off = self._sign_off.match(tail)  # then a signature and a role ("<PERSON_2>, Study Coordinator")
         return not (sign_off and len(tail[sign_off.end():].split()) <= self.cfg.signature_words + 2)
+
+    def _signed(self, before: str, last: str) -> bool:
+        """`last` is a team member's sign-off on a line of its own after the reply's last sentence ("Amy, study
+        researcher", "Love from Kate at the bird project", "Finn"), not a sentence cut off: `before` ends a sentence,
+        `last` is a name or "the ... team" with at most a role, the name does not start as a sentence does ("We",
+        "Please") and the role is no clause ("Sarah, we will look into the")."""
+        if not SENTENCE_CLOSED.search(before) or not (m := self._signature.match(last)):
+            return False
+        name, role = m.group("name").lower(), (m.group("role") or "").lower()
+        if not name.startswith(("the ", "<")) and name.split()[0].rstrip(".") in self._not_name:
+            return False
+        return not any(w in self._not_role for w in WORD.findall(role))
 
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""
@@ -324,9 +345,12 @@ class RoleCheck:
         return acts
 
     def _feedback_act(self, head: str, facts: SenderFacts) -> bool:
-        """The thanked act is one the feedback names: its word, or the verb of an "-ing" form ("testing" for
+        """The thanked act is one the feedback names: its word, the last part of one of its compounds ("the phone
+        details" for "it's an iPhone SE", "the diary on the telephone"), or the verb of an "-ing" form ("testing" for
         "I tested")."""
         if stem(head, self.stem_chars) in facts.stems:
+            return True
+        if len(head) >= self.cfg.compound_part_min_chars and any(w.endswith(head) for w in facts.compounds):
             return True
         base = head[:-3] if head.endswith("ing") and len(head) > 6 else ""
         return bool(base) and any(s.startswith(base[: self.stem_chars]) for s in facts.stems)

@@ -377,6 +377,37 @@ def test_a_reply_cut_mid_sentence_or_greeting_an_invented_name_fails_the_role_ga
     assert comp("Hello there! " + GENUINE)["role"] == 1.0
 
 
+@pytest.mark.parametrize("signature", [
+    "Amy, study researcher", "Dr Ruth Okafor, editor", "Love from Kate at the bird project", "— the data team",
+    "Finn", "Dr Maya Singh", "Noor, UrbanSight Lab", "Anil, on call", "Professor Jane Morley, study lead",
+    "Priya, river-kit coordinator", "The survey team",
+])
+def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signature):
+    # the twelfth reader part (h13-*, dev since): 25 careful replies ended so, each read as a sentence cut off
+    assert comp(GENUINE + "\n\n" + signature)["role"] == 1.0
+
+
+@pytest.mark.parametrize("tail", [
+    "\n\nSarah, we will look into the",  # a cut after a name: a clause, not a role
+    "\n\nWe",  # a sentence that starts a line and stops
+    "\n\nThe follow-up survey will",
+    "\n\nPlease",
+    "\n\nAmy, 07700 900123",  # a contact detail is no role
+    "\n\nAmy, amy@survey-lab",
+])
+def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
+    assert comp(GENUINE + tail)["role"] == -1.0
+
+
+def test_a_sign_off_lets_no_template_or_invented_contact_detail_through():
+    for tail, why in (("\n\n[Your Name], study researcher", "mid-sentence"),  # no name: not a signature
+                      ("\n\nAmy\n[Your Name]", "template"),
+                      ("\n\nAmy, study researcher, <PHONE_2>", "not in the feedback"),
+                      ("\n\nAmy, study researcher\nwww.survey-lab.org", "mid-sentence")):
+        result = score(GENUINE + tail, FEEDBACK)
+        assert result.total < 0 and why in result.components["role"].explanation, (tail, result)
+
+
 def test_a_failed_gate_grades_the_reply_below_its_cap():
     # Flat caps gave GRPO groups of failures no signal: the better of two failures must still score higher.
     cap = load_config().role.cap
@@ -756,6 +787,25 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
 
+    # Round fourteen (h13-16's plain reply): the thanked thing named by the last part of one of the feedback's
+    # compounds is the feedback's; a thing it does not name at all is still thanks for something never done.
+    DIARY_FEEDBACK = ("The little diary on the telephone has writing so small I cannot read it, and the app ignores "
+                      "the text size on my iPhone SE. Could you post me a paper diary instead?")
+
+    def test_thanks_for_a_thing_the_feedback_names_in_a_compound_is_in_role(self):
+        reply = ("Thank you for the phone details; I'll pass them to our app developer and ask them to test the text "
+                 "size on an iPhone SE. I'll post you a paper diary this Friday and write next week to check it came.")
+        result = score(reply, self.DIARY_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert result.total >= 0
+
+    def test_thanks_for_a_thing_the_feedback_never_names_still_fails(self):
+        reply = ("Thank you for the hearing aid photos; I'll pass them to our audiologist. I'll post you a paper diary "
+                 "this Friday and write next week to check it came.")
+        result = score(reply, self.DIARY_FEEDBACK)
+        assert result.components["role"].score == -1.0 and "Thanks the sender for" in result.components[
+            "role"].explanation, result.components["role"].explanation
+
     # Round thirteen: the eleventh part's off-target family (h12-19, h12-18, h12-01, +0.36 to +0.80 before): warm
     # thanks, then an explanation nobody asked for, announced as such.
     @pytest.mark.parametrize("reply", [
@@ -768,6 +818,12 @@ class TestRole:
         ("Thank you for your careful eye! Since you're clearly keen on the survey, here's how it works behind the "
          "scenes: each station logs readings every minute, and we average them by street for the published "
          "figures."),
+        # round fourteen: other people's question in the present tense (h13-08's "Plenty of people ask how we rate
+        # teams, so here it is"), and trivia offered unasked (h13-21's off-target, h4-06's, h7-10's)
+        ("Thanks for following the survey! Plenty of people ask how we choose where the stations go, so here it is: "
+         "we pick streets with a mix of traffic and housing, and we move a few stations every year."),
+        ("Thank you for writing about station N-14! Did you know that traffic noise drops by half at night on most "
+         "streets? Our stations pick that up every evening, on Church Road and everywhere else."),
     ])
     def test_an_explanation_nobody_asked_for_fails(self, reply):
         result = score(reply, self.STREET_FEEDBACK)
