@@ -119,16 +119,35 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The twelfth
-    (h13-*, asked for some careful and plain replies by one named team member in the first person, in-role off-target
-    replies that answer a neighbouring question, and inventions stated flatly) was read once (0.783) and is dev now
-    (`heldout_v12`; docs/reward.md). Until the thirteenth (h14-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the thirteenth (h14-*), written blind (asked for replies in the forms real teams use, in
+    "we" or one member's "I", with or without a greeting and a sign-off, in-role off-target replies, and inventions
+    stated flatly) and read once, before any change made for it, on the reward after round fourteen: agreement 0.845,
+    genuine above invented 0.767, careful above salad 29/30, careful >= 0 24/30, plain >= 0 16/30, salad and
+    placeholder < 0 30/30, off-target < 0 23/30, invented < 0 14/30. All 20 genuine misses end with a sign-off on the
+    last sentence's own line ("... by next Friday. Priya, data manager", "Warmly, Claire", "With sincere thanks, the
+    rainfall archive team"), still read as an unfinished sentence: round fourteen's fix reads a sign-off only on a
+    line of its own, the form the twelfth part used. Floors at that reading (docs/reward.md). The twelfth (h13-*) is
+    dev now (`heldout_v12`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
-    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.overall >= 0.84  # 0.845
+    assert heldout.rate("invented") >= 0.76  # 46 of 60
+    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 6 / 30 and heldout.share_below_zero("plain") <= 14 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 23 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the thirteenth held-out part: 6 careful and 14 plain "
+                                       "replies < 0 (each ends with a sign-off on the last sentence's line, read as "
+                                       "an unfinished sentence), 7 off-target >= 0, agreement 0.845")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
