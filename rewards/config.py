@@ -145,6 +145,9 @@ class RoleConfig(_Strict):
     salutation_words: list[str]
     work_nouns: list[str]
     sign_offs: list[str]
+    sign_off_nouns: list[str] = []
+    sign_off_qualifiers: list[str] = []
+    sign_off_rest: str = r"[ \t]*[,:—–-]?[ \t]*"
     sender_copy_share: float = Field(gt=0, le=1)
     team_singular: str = r"(?!)"
     open_end: str

@@ -34,15 +34,16 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.976  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.988  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
     # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for;
     # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence,
     # 0.9884 with thanks for the last part of a feedback's compound, 0.9886 with other people's question asked now;
-    # 0.9765 with h14 (435)
-    assert dev.rate("salad", "careful") >= 362 / 363  # the careful reply above keyword salad on every message (h8-21's
-    # since the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished
-    # sentence) but h14's one, whose careful reply ends with a sign-off after a closing word read as unfinished
+    # 0.9765 with h14 (435) before round fifteen, 0.9879 once a sign-off in every layout is no unfinished sentence,
+    # 0.9885 with a team member writing to someone else
+    assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
+    # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence;
+    # h14-23's since a sign-off after a closing word on the last sentence's line is none either)
     assert dev.share_below_zero("placeholder") == 1.0
     assert dev.share_below_zero("off_target") >= 403 / 443  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
@@ -53,15 +54,16 @@ def test_dev_agreement_and_signs(dev):
     # such: 359 (h11-18 and h12's seven); h13 added 20 of 30 (a neighbouring question answered unannounced); round
     # fourteen's other people's question in the present tense ("Plenty of people ask how ..."): 380 (h13-08); h14 added
     # 23 of 30 (403 of 443)
-    assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.94  # genuine above off-target 654 of 695 with
+    assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures; 715 of
-    # 755 with h14 (0.947)
-    assert dev.rate("invented") >= 467 / 497  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures
+    assert dev.rate("invented") >= 480 / 497  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
     # colon; 400 of 437 with h13, 420 once a sign-off line is no unfinished sentence, 421 with h13-16's thanks; 467 of
-    # 497 with h14
+    # 497 with h14 before round fifteen, 479 once a sign-off in every layout is no unfinished sentence, 480 with a team
+    # member writing to someone else
     assert dev.share_below_zero("invented") >= 100 / 247  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
     # 247 with h14
@@ -102,12 +104,13 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # fourteen) and h13-21's two ("Hello Hedgehog Class!", the name the class signs with, read as an invented name)
     # the thirteenth part's first reading (dev since) added 20: 6 careful and 14 plain replies ending with a sign-off on
     # the last sentence's line or after a closing word ("... by Friday. Sam, dashboard team", "Warmly, Claire") read
-    # as a reply that ends mid-sentence
+    # as a reply that ends mid-sentence; all pass since round fifteen (h14-21's plain, a team member "writing to the
+    # council today", once no longer read as the sender's letter either)
     twelfth = [f for f in failures if f[0].startswith("h13-")]
     thirteenth = [f for f in failures if f[0].startswith("h14-")]
     assert len(failures) - len(twelfth) - len(thirteenth) <= 2 and len(twelfth) <= 2, failures
-    assert len(thirteenth) <= 20, thirteenth
-    assert all("is not in the feedback" in why for i, _, why in failures if not i.startswith(("h13-", "h14-"))), failures
+    assert not thirteenth, thirteenth
+    assert all("is not in the feedback" in why for i, _, why in failures if not i.startswith("h13-")), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -200,7 +203,8 @@ def test_the_twelfth_part_meets_every_sign_target(dev_scored):
 @pytest.mark.xfail(strict=True, reason="the thirteenth part's first reading (dev since) missed issue #12's sign "
                                        "targets with 20 genuine replies < 0 (6 careful and 14 plain ones ending with a "
                                        "sign-off on the last sentence's line or after a closing word, read as an "
-                                       "unfinished sentence) and 7 off-target replies >= 0 (a neighbouring question "
-                                       "answered, or an offer nobody asked for, unannounced)")
+                                       "unfinished sentence; none since round fifteen) and 7 off-target replies >= 0 "
+                                       "(a neighbouring question answered, or an offer nobody asked for, unannounced; "
+                                       "7 still are)")
 def test_the_thirteenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v13")
