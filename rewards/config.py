@@ -76,6 +76,8 @@ class OversellingConfig(_Strict):
     uncited_stat_penalty: float = Field(ge=0)
     claim_words: list[str]
     reference_numbers: str
+    in_transit: str = r"(?!)"
+    in_transit_conditions: str = r"(?!)"
     claim_window_chars: int = Field(ge=0)
     citation_markers: list[str]
     citation_window_chars: int = Field(ge=0)

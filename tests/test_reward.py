@@ -228,6 +228,9 @@ class TestOverselling:
         # this morning explain")
         ("The corrected table, published this morning, lists the refused requests.", 1),
         ("The new weights, uploaded earlier today, change the estimate.", 1),
+        # round fifteen: a delivery reported as under way
+        ("A replacement survey pack is already in the post to you.", 1),
+        ("Your voucher is on its way, and the two missing consent forms are in the mail.", 2),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -272,6 +275,10 @@ class TestOverselling:
         # sender's own things dated today are theirs
         "We'll look into the survey settings used on Tuesday.",
         "Your form, sent this morning, will reach the team today.",
+        # a delivery promised, under a condition, or the sender's own under way
+        "Once the replacement pack is in the post, we will email you the tracking details.",
+        "We will send a new voucher this week, and it will be in the post by Friday.",
+        "We'll write to you when the corrected report is on its way.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
@@ -282,6 +289,10 @@ class TestOverselling:
                     feedback)["overselling"] == 1.0
         assert comp("We fixed the survey link this morning.", feedback)["overselling"] < 1.0
         assert comp("Your answers have been deleted.", feedback)["overselling"] < 1.0  # asked for, not done
+        posted = "You told me the new consent form was in the post, but nothing has come after three weeks."
+        assert comp("We're sorry it hasn't come. If it is in the post, it should have arrived; we'll check today.",
+                    posted)["overselling"] == 1.0
+        assert comp("We're sorry. It's in the post, so it should reach you soon.", posted)["overselling"] == 1.0
 
     @pytest.mark.parametrize("dismissal", [
         # the 20-step policy's, +1.00 before dismissals were counted

@@ -64,9 +64,10 @@ def test_dev_agreement_and_signs(dev):
     # colon; 400 of 437 with h13, 420 once a sign-off line is no unfinished sentence, 421 with h13-16's thanks; 467 of
     # 497 with h14 before round fifteen, 479 once a sign-off in every layout is no unfinished sentence, 480 with a team
     # member writing to someone else
-    assert dev.share_below_zero("invented") >= 100 / 247  # 53 of 127 before round eleven, 54 after; 62 of 157 with
+    assert dev.share_below_zero("invented") >= 101 / 247  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
-    # 247 with h14
+    # 247 with h14 before round fifteen, 101 with a delivery reported as under way (h7-07's "new sealed cables are in
+    # the post")
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
