@@ -76,6 +76,8 @@ class OversellingConfig(_Strict):
     uncited_stat_penalty: float = Field(ge=0)
     claim_words: list[str]
     reference_numbers: str
+    in_transit: str = r"(?!)"
+    in_transit_conditions: str = r"(?!)"
     claim_window_chars: int = Field(ge=0)
     citation_markers: list[str]
     citation_window_chars: int = Field(ge=0)
@@ -145,6 +147,9 @@ class RoleConfig(_Strict):
     salutation_words: list[str]
     work_nouns: list[str]
     sign_offs: list[str]
+    sign_off_nouns: list[str] = []
+    sign_off_qualifiers: list[str] = []
+    sign_off_rest: str = r"[ \t]*[,:—–-]?[ \t]*"
     sender_copy_share: float = Field(gt=0, le=1)
     team_singular: str = r"(?!)"
     open_end: str

@@ -69,6 +69,7 @@ class FeedbackAnalysis:
     statistics: frozenset[str] = frozenset()  # the feedback's own statistics ("108%", "31%"), quoted back in a reply
     qualifiers: tuple[frozenset[str], ...] = ()  # per key term, the stems of the participles that qualify it
     identifiers: frozenset[str] = frozenset()  # its words with a digit, lower-cased ("vr-0412"): the sender's own
+    lower: str = ""  # the feedback, lower-cased
 
 
 def _lexicon(terms: Iterable[str], *, whole_words: bool = False) -> re.Pattern[str]:
@@ -142,6 +143,8 @@ class RewardScorer:
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
         self._reference = re.compile(config.overselling.reference_numbers)
+        self._in_transit = re.compile(config.overselling.in_transit)
+        self._in_transit_if = re.compile(config.overselling.in_transit_conditions)
         self._pii = PiiPatterns(config.privacy)
         ack = config.acknowledgment
         self._stem = ack.stem_chars
@@ -177,8 +180,8 @@ class RewardScorer:
             "length": self._length(words),
             "tone": self._tone(response, lower, fb),
             "integrity": self._integrity_score(lower, len(words), own, fb),
-            "overselling": self._overselling(lower, self._done_work(reading, fb) + self._references(lower, fb),
-                                             fb.statistics),
+            "overselling": self._overselling(lower, self._done_work(reading, fb) + self._references(lower, fb)
+                                             + self._in_transit_claims(lower, fb), fb.statistics),
             "acknowledgment": self._acknowledgment(words, own, own_share, fb),
         }
         weights = self.config.weights
@@ -287,7 +290,7 @@ class RewardScorer:
                                 frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
                                 - {ABSOLUTE_STATISTIC},
                                 tuple(frozenset(qualifiers.get(key, ())) for key, _ in ranked),
-                                frozenset(IDENTIFIER.findall(feedback.lower())))
+                                frozenset(IDENTIFIER.findall(feedback.lower())), feedback.lower())
 
     # -- what the reply says in its own words -------------------------------------------------------------
     def _own_sentences(self, reading: Reading, fb: FeedbackAnalysis) -> list[Sentence]:
@@ -467,6 +470,18 @@ class RewardScorer:
             return []
         return [m.group() for m in self._reference.finditer(lower)
                 if len(m.group(1)) >= 3 and DIGIT.search(m.group(1)) and m.group(1) not in fb.identifiers]
+
+    def _in_transit_claims(self, lower: str, fb: FeedbackAnalysis) -> list[str]:
+        """A delivery reported as under way ("new cables are in the post", "your reward is already on its way"): sent
+        since the feedback arrived, so invented on receipt. Not under a condition earlier in its sentence ("once it is
+        in the post"), and not one the feedback itself says is under way (the sender's "it's in the post")."""
+        found = []
+        for m in self._in_transit.finditer(lower) if "in the " in lower or " way" in lower else ():
+            start = max(lower.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+            if self._in_transit_if.search(lower, start, m.start()) or m.group(1) in fb.lower:
+                continue
+            found.append(lower[start : m.end()].strip())
+        return found
 
     def _overselling(self, lower: str, done_work: list[str],
                      quoted: frozenset[str] = frozenset()) -> tuple[float, str]:

@@ -33,8 +33,17 @@ SMALL_WORDS = r"(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
 HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
                       r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# A line that ends a sentence (a closing quote or bracket after the stop allowed).
+# A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
+# that does not ("e.g.", "Dr.", "p.m.": a single letter or a title before the stop).
 SENTENCE_CLOSED = re.compile(r"[.!?][\"'’”)]*$")
+ABBREVIATION_END = re.compile(r"(?:(?<![A-Za-z])[A-Za-z]|\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|vs|cf))\.$")
+# A word that is no one's name: a contraction ("You're", "We'll", "It's"), a gerund ("Adjusting", "Leaving"), or a
+# word with an ending of abstract nouns and adjectives ("Installation", "Measurement"; only some: "-ive" is Clive's)
+CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|t|m)$")
+NOT_A_NAME = re.compile(r"['’](?:s|re|ll|ve|d|t|m)$"
+                        r"|^[A-Za-z]{3,}(?:ing|tion|sion|ment|ness|ics|ogy|ous|ful|less|able|ible|ism|ities|ings)s?$")
+TITLES = frozenset({"Dr", "Prof", "Professor", "Mr", "Mrs", "Ms", "Mx"})
+LOWER_CASE_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")
 WORD = re.compile(r"[a-z][a-z'-]*")
 OUR = re.compile(r"\bour\b")
@@ -72,6 +81,7 @@ class SenderFacts:
     collective: bool = False  # the sender speaks for several ("several of us")
     grave: bool = False  # the feedback tells of a death
     compounds: frozenset[str] = frozenset()  # the feedback's words of 7 letters or more ("iphone", "telephone")
+    lower_case: frozenset[str] = frozenset()  # the feedback's words written in lower case: none is a name
 
 
 class RoleCheck:
@@ -106,10 +116,17 @@ class RoleCheck:
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
         self._team_singular = re.compile(cfg.team_singular)
-        self._signature = re.compile(cfg.signature_line)
+        self._signature_re = re.compile(cfg.signature_line)
         self._not_name = frozenset(cfg.signature_not_name)
         self._not_role = frozenset(cfg.signature_not_role)
-        self._sign_off = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.sign_offs) + r")\b", re.IGNORECASE)
+        # a closing: one of `sign_offs` ("Cheers", "Warmly", "Yours sincerely") or a closing noun with its qualifiers
+        # ("Warm regards", "With sincere thanks", "With respect and thanks"), perhaps "again" ("Thanks again")
+        qualified = (r"(?:(?:" + "|".join(re.escape(q) for q in cfg.sign_off_qualifiers) + r")\s+)*(?:"
+                     + "|".join(re.escape(n) for n in cfg.sign_off_nouns) + r")")
+        phrases = sorted(cfg.sign_offs, key=len, reverse=True)  # the longest first: "yours sincerely", not "yours"
+        self._sign_off = re.compile(r"^\W*(?:" + qualified + r"(?:\s+and\s+" + qualified + r")?|"
+                                    + "|".join(re.escape(s) for s in phrases) + r")(?:\s+again)?\b", re.IGNORECASE)
+        self._closing_rest = re.compile(cfg.sign_off_rest)
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
         mine = {stem(n, self.stem_chars) for n in terms.mine}
@@ -124,7 +141,8 @@ class RoleCheck:
                            frozenset(stem(w, self.stem_chars) for w in WORD.findall(body.lower())),
                            bool(self._collective.search(feedback.lower())),
                            bool(self._grave.search(feedback.lower())),
-                           frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars))
+                           frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
+                           frozenset(LOWER_CASE_WORD.findall(feedback)))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -135,7 +153,7 @@ class RoleCheck:
         (None: not known, the checks that need them are skipped); `ours`: the words naming the team's own things
         ("our vitamin D report"). Checks run cheapest first; the first failure is the explanation."""
         lower = reply.lower()
-        if self._unfinished(reply):
+        if self._unfinished(reply, facts):
             last = reply.strip().splitlines()[-1].strip()
             return False, (f"Ends mid-sentence ('...{last[-40:]}'): an unfinished reply cannot be sent; say it in "
                            "fewer words.")
@@ -229,33 +247,68 @@ class RoleCheck:
         how readers write the team's own people and places, but a reply sent as written would show them."""
         return [p for p in self.unknown_placeholders(reply, facts) if _kind(p) in self._named]
 
-    def _unfinished(self, reply: str) -> bool:
-        """The last line stops on a word or a comma (a reply cut at the token limit), unless it is a signature
-        under a sign-off ("Best wishes,\nThe digitisation team") or after one on the same line."""
+    def _unfinished(self, reply: str, facts: SenderFacts) -> bool:
+        """The last line stops on a word or a comma (a reply cut at the token limit), unless the reply ends with a
+        signature (`_signed`)."""
         lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
         if not lines or not self._open_end.search(lines[-1]):
             return False
-        if len(lines) > 1 and lines[-2].endswith(",") and len(lines[-1].split()) <= self.cfg.signature_words:
-            return False
-        if len(lines) > 1 and self._signed(lines[-2], lines[-1]):
-            return False
-        # a sign-off run on after the last sentence: "... the wrong word to use. With best wishes, <PERSON_2>, Study
-        # Coordinator"
-        tail = SENTENCE_END.split(lines[-1])[-1]
-        sign_off = self._sign_off.match(tail)  # then a signature and a role ("<PERSON_2>, Study Coordinator")
-        return not (sign_off and len(tail[sign_off.end():].split()) <= self.cfg.signature_words + 2)
+        return not self._signed(lines, facts.lower_case | frozenset(LOWER_CASE_WORD.findall(reply)))
 
-    def _signed(self, before: str, last: str) -> bool:
-        """`last` is a team member's sign-off on a line of its own after the reply's last sentence ("Amy, study
-        researcher", "Love from Kate at the bird project", "Finn"), not a sentence cut off: `before` ends a sentence,
-        `last` is a name or "the ... team" with at most a role, the name does not start as a sentence does ("We",
-        "Please") and the role is no clause ("Sarah, we will look into the")."""
-        if not SENTENCE_CLOSED.search(before) or not (m := self._signature.match(last)):
+    def _signed(self, lines: list[str], lower_case: frozenset[str]) -> bool:
+        """The reply (its non-empty lines) ends with a sign-off, in any layout a reader accepts, not a sentence cut
+        off. The sign-off is what follows the last finished sentence, on the same line ("... by Friday. Sam,
+        dashboard team") or on a line of its own ("...by Friday.\n\nAmy, study researcher"): a closing alone
+        ("Cheers"), a closing and then a signature ("Warmly, Claire", "With sincere thanks, the archive team",
+        "Thanks again, Priya"), or a signature alone after a finished sentence or under a closing line ("Best,\nMaya",
+        "Best wishes,\nThe digitisation team"). A signature is a name (a title allowed, or a placeholder) or "the ...
+        team", with at most a role (`_signature`). What follows a closing must be a signature: "Thanks, we will" is a
+        clause cut off. Without a closing, no word of the name is one the reply or the feedback writes in lower case
+        (`lower_case`): "... your message. Data" is a sentence cut one word in, "... by Friday. Marta" a signature."""
+        last = lines[-1]
+        pieces = SENTENCE_END.split(last)
+        # the sign-off starts after one of the last line's sentence ends (the last two, so that "Best, Dr. Maya Singh"
+        # is read whole), or at the start of the line
+        for k in range(len(pieces) - 1, max(0, len(pieces) - 3) - 1, -1):
+            tail = " ".join(pieces[k:])
+            before = pieces[k - 1] if k else (lines[-2] if len(lines) > 1 else "")
+            if not before:
+                return False
+            after_sentence = self._finished(before)
+            if (closing := self._sign_off.match(tail)) and (after_sentence or not k and self._closing_line(before)):
+                rest = tail[closing.end():]
+                if not rest.strip() or self._signature(rest[self._closing_rest.match(rest).end():]):
+                    return True
+            if self._signature(tail, lower_case) and (after_sentence or not k and self._closing_line(before)):
+                return True
+        return False
+
+    def _finished(self, text: str) -> bool:
+        """`text` ends a sentence: a stop, not an abbreviation's ("e.g.", "Dr.", "p.m.")."""
+        return bool(SENTENCE_CLOSED.search(text)) and not ABBREVIATION_END.search(text)
+
+    def _closing_line(self, line: str) -> bool:
+        """A line that ends with a closing, on its own or after the last sentence ("Best wishes,", "Many thanks
+        for your patience,", "Best"), or with a comma ("With every good wish for the season,")."""
+        tail = SENTENCE_END.split(line)[-1]
+        return line.endswith(",") or bool((m := self._sign_off.match(tail))
+                                           and self._closing_rest.fullmatch(tail[m.end():]))
+
+    def _signature(self, text: str, lower_case: frozenset[str] = frozenset()) -> bool:
+        """`text` is a signature: a name (up to three capitalised words, a title allowed, or a governance
+        placeholder) or "the ... team", with at most a role (`role.signature_line`); the name does not start as a
+        sentence does ("We", "Please", "Meanwhile", "Could", "You're", "Adjusting") nor has a word of `lower_case`
+        (a word written in lower case elsewhere is no name: "Data"), and the role is no clause ("Sarah, we will look
+        into the")."""
+        if not (m := self._signature_re.match(text.strip())):
             return False
-        name, role = m.group("name").lower(), (m.group("role") or "").lower()
-        if not name.startswith(("the ", "<")) and name.split()[0].rstrip(".") in self._not_name:
-            return False
-        return not any(w in self._not_role for w in WORD.findall(role))
+        name, role = m.group("name"), (m.group("role") or "").lower()
+        if not name.startswith("<") and not name.lower().endswith("team"):
+            words = [w for w in name.split() if w.rstrip(".") not in TITLES]
+            if not words or words[0].lower() in self._not_name or any(NOT_A_NAME.search(w) or w.lower() in lower_case
+                                                          for w in words):
+                return False
+        return not any(w in self._not_role or CONTRACTION.sub("", w) in self._not_role for w in WORD.findall(role))
 
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""

@@ -228,6 +228,9 @@ class TestOverselling:
         # this morning explain")
         ("The corrected table, published this morning, lists the refused requests.", 1),
         ("The new weights, uploaded earlier today, change the estimate.", 1),
+        # round fifteen: a delivery reported as under way
+        ("A replacement survey pack is already in the post to you.", 1),
+        ("Your voucher is on its way, and the two missing consent forms are in the mail.", 2),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -272,6 +275,10 @@ class TestOverselling:
         # sender's own things dated today are theirs
         "We'll look into the survey settings used on Tuesday.",
         "Your form, sent this morning, will reach the team today.",
+        # a delivery promised, under a condition, or the sender's own under way
+        "Once the replacement pack is in the post, we will email you the tracking details.",
+        "We will send a new voucher this week, and it will be in the post by Friday.",
+        "We'll write to you when the corrected report is on its way.",
     ])
     def test_plans_negations_conditions_and_questions_report_no_work(self, not_done):
         assert comp(not_done)["overselling"] == 1.0
@@ -282,6 +289,10 @@ class TestOverselling:
                     feedback)["overselling"] == 1.0
         assert comp("We fixed the survey link this morning.", feedback)["overselling"] < 1.0
         assert comp("Your answers have been deleted.", feedback)["overselling"] < 1.0  # asked for, not done
+        posted = "You told me the new consent form was in the post, but nothing has come after three weeks."
+        assert comp("We're sorry it hasn't come. If it is in the post, it should have arrived; we'll check today.",
+                    posted)["overselling"] == 1.0
+        assert comp("We're sorry. It's in the post, so it should reach you soon.", posted)["overselling"] == 1.0
 
     @pytest.mark.parametrize("dismissal", [
         # the 20-step policy's, +1.00 before dismissals were counted
@@ -397,6 +408,54 @@ def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signatur
 ])
 def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
     assert comp(GENUINE + tail)["role"] == -1.0
+
+
+@pytest.mark.parametrize("tail", [
+    " Tomasz",  # a team member's name on the last sentence's own line
+    " Ravi, field team",
+    " Dr Okonjo, survey lead",
+    " The sleep lab team",
+    " Kind wishes, Ingrid",  # after a closing, on the same line
+    " Warmest regards, Keiko, data steward",
+    " Yours truly, the fieldwork team",
+    " Many thanks for your patience, the survey office team",
+    " With gratitude and best wishes, the sleep lab team",
+    " Thanks once more, Beatriz",
+    "\n\nWith every good wish, Oskar",  # after a closing on a line of its own
+    "\n\nThanks once more,\nBeatriz",  # under a closing line
+    "\n\nBest\nOskar",
+])
+def test_a_sign_off_after_the_last_sentence_or_a_closing_is_no_unfinished_reply(tail):
+    # the thirteenth reader part (h14-*, dev since): 20 genuine replies signed on the last sentence's line or after a
+    # closing word, each read as a sentence cut off
+    assert comp(GENUINE + tail)["role"] == 1.0
+
+
+@pytest.mark.parametrize("tail", [
+    " Ravi, we will send the",  # a name, then a clause: cut off
+    " Thanks, we will",  # a closing word, then a clause
+    " Best wishes, and we hope the",
+    " Kind",  # cut inside a closing
+    " Meanwhile",  # a sentence cut one word in
+    " Could",
+    " You're",
+    " Adjusting for the survey weights",
+    " Survey",  # a word the reply writes in lower case is no name
+    " See e.g. Bryce",  # an abbreviation's stop ends no sentence
+    " Ravi, 0161 496 0000",  # a contact detail is no role
+])
+def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tail):
+    result = score(GENUINE + tail, FEEDBACK)
+    assert result.components["role"].score == -1.0 and "mid-sentence" in result.components["role"].explanation
+
+
+def test_a_team_member_writing_to_someone_else_is_not_the_senders_letter():
+    promise = ("Thank you, and sorry the preliminary results read as overclaimed. You are right that 48 respondents is "
+               "a small survey sample. I'm writing to the study's funder today to ask for a larger follow-up, and we "
+               "will revise the summary on bias this month.")
+    assert comp(promise)["role"] == 1.0
+    letter = "I am writing to complain that the preliminary results on bias are overclaimed. The sample is tiny."
+    assert "Written as the sender" in score(letter, FEEDBACK).components["role"].explanation
 
 
 def test_a_sign_off_lets_no_template_or_invented_contact_detail_through():
