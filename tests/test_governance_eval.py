@@ -174,9 +174,9 @@ def test_dev_figures(reports, capsys):
     # last words with no cue before them, "Andi Rahmat" inside a sentence, "Nurul" before her phone); "Avv. Lucia
     # Ferrante Dell'Orto", "Köszi, Réka", "Na gode, Aminu Bello Danjuma" and "Dr. Hyun-woo Baek" are found since round
     # nineteen
-    # and the sixteenth part's ten, retired unfixed: names in Devanagari, Arabic, Telugu, Gurmukhi and Thai script,
-    # "Gwenllian ap Rhys", "María José Prieto Alcaraz", "Anne-Sophie de La Tour d'Auvergne", "Wanjiru" after "call"
-    # and "Kak Aina"
+    # and seven of the sixteenth part's ten: names in Devanagari, Arabic, Telugu, Gurmukhi and Thai script, "Wanjiru"
+    # after "call" and "Kak Aina"; "Gwenllian ap Rhys", "Letrada María José Prieto Alcaraz" and "Anne-Sophie de La Tour
+    # d'Auvergne" are found since round twenty
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
@@ -219,8 +219,11 @@ def test_dev_figures(reports, capsys):
     # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it, 133 with round eighteen's 68 rows since
     # German nouns ("Datenschutz", "Rechenzentrum", "Studienteilnehmer"), a university, a font and software before its
     # version ("Julia 1.10.2") are no names; 16 on the fifteenth part, 149 on dev with it; 31 on the sixteenth part,
-    # 180 on dev with it
-    assert len(dev.false_redactions) <= 180, dev.false_redactions
+    # 180 on dev with it, 165 with round twenty's 86 rows since greetings, a table before its number in Vietnamese,
+    # the names of languages, fonts, a currency and a department are no names ("Spoštovani", "Bảng 2", "Gaeilge",
+    # "Garamond", "Euro", "Finance Dept"); the method eponyms, datasets and places the sixteenth part left stay
+    # ("Kaplan", "Cox", "Iris", "Malaysia Sabah")
+    assert len(dev.false_redactions) <= 165, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 17)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
@@ -240,12 +243,12 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v15"].decisions_right >= 119
     assert reports["heldout_v15"].safety_escalated == reports["heldout_v15"].safety_cases
     assert reports["heldout_v15"].recall("PERSON") >= 77 / 91
-    # the retired sixteenth part, in-sample once the classifier is retrained with it: 106/120 (95/120 at its reading;
-    # its six answered safety messages escalated by the classifier now; 13 rejects escalated by its spam and harassment
-    # signals, h16-117 answered), every safety message escalated, names 69/79 as at the reading
-    assert reports["heldout_v16"].decisions_right >= 106
+    # the retired sixteenth part: every decision since round twenty (95/120 at its reading, 106/120 in-sample once the
+    # classifier was retrained with it; rules only 80 -> 111/120), every safety message escalated, its names but
+    # seven (69/79 at the reading), 16 false redactions (31 at the reading)
+    assert reports["heldout_v16"].decisions_right == 120
     assert reports["heldout_v16"].safety_escalated == reports["heldout_v16"].safety_cases
-    assert reports["heldout_v16"].recall("PERSON") >= 69 / 79
+    assert reports["heldout_v16"].recall("PERSON") >= 72 / 79
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -257,11 +260,10 @@ H15_NAMES_LEFT = {("h15-002", "ნინო"), ("h15-005", "ሰላማዊት ተ�
                   ("h15-035", "山本 健太"), ("h15-053", "عائشہ صدیقی"), ("h15-065", "Colm Ó Floinn"),
                   ("h15-070", "Andi Rahmat"), ("h15-070", "Nurul"), ("h15-075", "නදීෂා පෙරේරා"),
                   ("h15-078", "佐々木 由美"), ("h15-116", "נועה בן-דוד")}
-# The sixteenth part's names the stage missed when it was retired (h16-*, 69/79 at its reading)
-H16_NAMES_LEFT = {("h16-029", "सुनिता गुरुङ"), ("h16-038", "Anne-Sophie de La Tour d'Auvergne"),
-                  ("h16-052", "سلمى بنعلي"), ("h16-055", "వెంకట లక్ష్మి"), ("h16-070", "Gwenllian ap Rhys"),
-                  ("h16-081", "ਗੁਰਪ੍ਰੀਤ ਕੌਰ ਸੰਧੂ"), ("h16-094", "ณัฐธิดา ศรีสุข"),
-                  ("h16-106", "María José Prieto Alcaraz"), ("h16-111", "Wanjiru"), ("h16-120", "Aina")}
+# The sixteenth part's names no cue reaches yet (69/79 at its reading, 72/79 since round twenty)
+H16_NAMES_LEFT = {("h16-029", "सुनिता गुरुङ"), ("h16-052", "سلمى بنعلي"), ("h16-055", "వెంకట లక్ష్మి"),
+                  ("h16-081", "ਗੁਰਪ੍ਰੀਤ ਕੌਰ ਸੰਧੂ"), ("h16-094", "ณัฐธิดา ศรีสุข"), ("h16-111", "Wanjiru"),
+                  ("h16-120", "Aina")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
