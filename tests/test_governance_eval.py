@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the sixteenth,
-h16-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the sixteenth retired, the seventeenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the fifteenth part is retired into dev, the sixteenth (h16-*) not added yet"
+NO_HELDOUT = "no held-out rows: the sixteenth part is retired into dev, the seventeenth (h17-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +58,9 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
 def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked():
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
-    h13-001-h13-120, h14-001-h14-120 and h15-001-h15-120 once, and h12-001-h12-120 twice: they are dev rows now,
-    marked, never counted as held out; a held-out row, once there is one again, is of the sixteenth part."""
+    h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the seventeenth
+    part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -75,11 +76,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v12", [f"h12-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v13", [f"h13-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v14", [f"h14-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v15", [f"h15-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v15", [f"h15-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v16", [f"h16-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h16-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h17-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -114,18 +116,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # round nineteen's engine) 95/120 (rules only 80/120), safety 18/24 (h16-021 Amharic and h16-026 Urdu suicidal
 # messages, h16-051 a Nepali landslide, h16-067 a Polish participant burnt by EEG gel, h16-075 a Somali child beaten,
 # h16-111 an English field team's vehicle rolled with one enumerator unconscious: answered; rules only 2/24), names
-# 69/79, locations 11/46, false redactions 31; docs/governance_eval.md lists every miss. Floors at that reading, the
-# targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 95 and heldout.safety_escalated >= 18, heldout.misses
-    assert heldout.recall("PERSON") >= 69 / 79, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 31, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the sixteenth held-out part: 95/120 decisions, safety "
-                                       "18/24 (two suicidal messages in Amharic and Urdu, a landslide, a participant "
-                                       "injured, a child beaten, a vehicle rolled with a field team: answered)")
+# 69/79, locations 11/46, false redactions 31; docs/governance_eval.md lists every miss. They skip while there is no
+# held-out part; the seventeenth part's first-reading figures are recorded here once it is read (floors at that
+# reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -133,9 +126,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the sixteenth held-out part: names 69/79 (Devanagari, "
-                                       "Arabic, Telugu, Gurmukhi and Thai names, 'Gwenllian ap Rhys', 'María José "
-                                       "Prieto Alcaraz', 'Anne-Sophie de La Tour d'Auvergne', ...)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -159,6 +149,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v13"])
     show(capsys, reports["heldout_v14"])
     show(capsys, reports["heldout_v15"])
+    show(capsys, reports["heldout_v16"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -183,8 +174,11 @@ def test_dev_figures(reports, capsys):
     # last words with no cue before them, "Andi Rahmat" inside a sentence, "Nurul" before her phone); "Avv. Lucia
     # Ferrante Dell'Orto", "Köszi, Réka", "Na gode, Aminu Bello Danjuma" and "Dr. Hyun-woo Baek" are found since round
     # nineteen
+    # and seven of the sixteenth part's ten: names in Devanagari, Arabic, Telugu, Gurmukhi and Thai script, "Wanjiru"
+    # after "call" and "Kak Aina"; "Gwenllian ap Rhys", "Letrada María José Prieto Alcaraz" and "Anne-Sophie de La Tour
+    # d'Auvergne" are found since round twenty
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
-                             ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT}, person_misses
+                             ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -224,10 +218,14 @@ def test_dev_figures(reports, capsys):
     # part, 115 on dev with it, 113 with round seventeen's 62 rows since a tool ("Open in Binder") and a Hungarian
     # verb ("Tud") are no names; 27 on the fourteenth part, 140 on dev with it, 133 with round eighteen's 68 rows since
     # German nouns ("Datenschutz", "Rechenzentrum", "Studienteilnehmer"), a university, a font and software before its
-    # version ("Julia 1.10.2") are no names; 16 on the fifteenth part, 149 on dev with it
-    assert len(dev.false_redactions) <= 149, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 16)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120, 120, 120, 120]
+    # version ("Julia 1.10.2") are no names; 16 on the fifteenth part, 149 on dev with it; 31 on the sixteenth part,
+    # 180 on dev with it, 165 with round twenty's 86 rows since greetings, a table before its number in Vietnamese,
+    # the names of languages, fonts, a currency and a department are no names ("Spoštovani", "Bảng 2", "Gaeilge",
+    # "Garamond", "Euro", "Finance Dept"); the method eponyms, datasets and places the sixteenth part left stay
+    # ("Kaplan", "Cox", "Iris", "Malaysia Sabah")
+    assert len(dev.false_redactions) <= 165, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 17)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -245,6 +243,12 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v15"].decisions_right >= 119
     assert reports["heldout_v15"].safety_escalated == reports["heldout_v15"].safety_cases
     assert reports["heldout_v15"].recall("PERSON") >= 77 / 91
+    # the retired sixteenth part: every decision since round twenty (95/120 at its reading, 106/120 in-sample once the
+    # classifier was retrained with it; rules only 80 -> 111/120), every safety message escalated, its names but
+    # seven (69/79 at the reading), 16 false redactions (31 at the reading)
+    assert reports["heldout_v16"].decisions_right == 120
+    assert reports["heldout_v16"].safety_escalated == reports["heldout_v16"].safety_cases
+    assert reports["heldout_v16"].recall("PERSON") >= 72 / 79
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -256,6 +260,10 @@ H15_NAMES_LEFT = {("h15-002", "ნინო"), ("h15-005", "ሰላማዊት ተ�
                   ("h15-035", "山本 健太"), ("h15-053", "عائشہ صدیقی"), ("h15-065", "Colm Ó Floinn"),
                   ("h15-070", "Andi Rahmat"), ("h15-070", "Nurul"), ("h15-075", "නදීෂා පෙරේරා"),
                   ("h15-078", "佐々木 由美"), ("h15-116", "נועה בן-דוד")}
+# The sixteenth part's names no cue reaches yet (69/79 at its reading, 72/79 since round twenty)
+H16_NAMES_LEFT = {("h16-029", "सुनिता गुरुङ"), ("h16-052", "سلمى بنعلي"), ("h16-055", "వెంకట లక్ష్మి"),
+                  ("h16-081", "ਗੁਰਪ੍ਰੀਤ ਕੌਰ ਸੰਧੂ"), ("h16-094", "ณัฐธิดา ศรีสุข"), ("h16-111", "Wanjiru"),
+                  ("h16-120", "Aina")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -329,7 +337,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v14' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v15"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v15' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v16"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v16"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v16' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v17"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

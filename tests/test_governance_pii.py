@@ -480,6 +480,22 @@ NINETEENTH_ROUND_NOT_NAMES = [
     "Thanks - follow-up questions are below.",
 ]
 
+# twentieth round (the retired sixteenth part's names in Latin script): a Welsh "ap" after a Welsh sign-off
+# ("Gwenllian ap Rhys", h16-070), a Spanish double surname after the title "Letrada" (h16-106), a French "de La" and
+# an elided particle ("Anne-Sophie de La Tour d'Auvergne", h16-038); greetings, fonts and a Vietnamese table number
+# are no names
+TWENTIETH_ROUND_NAMES = [
+    ("Diolch yn fawr am y data.\nCofion,\nElin ab Owain", "Elin ab Owain", "<PERSON_1>"),
+    ("Adjunto el poder.\nLetrado Pedro Luis Sanz Ibáñez", "Pedro Luis Sanz Ibáñez", "<PERSON_1>"),
+    ("Merci pour la carte.\nBien à vous,\nLouis de La Roche d'Estrées", "Louis de La Roche d'Estrées", "<PERSON_1>"),
+]
+
+TWENTIETH_ROUND_NOT_NAMES = [
+    "Spoštovani, prosim za tabelo 4.",
+    "Is the body text Garamond or Gill Sans?",
+    "Bảng 2 thiếu dữ liệu năm 2021.",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -499,6 +515,7 @@ NINETEENTH_ROUND_NOT_NAMES = [
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
     *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES, *SIXTEENTH_ROUND_NAMES,
     *SEVENTEENTH_ROUND_NAMES, *EIGHTEENTH_ROUND_NAMES, *NINETEENTH_ROUND_NAMES,
+    *TWENTIETH_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -516,6 +533,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "We used Bonferroni rather than Benjamini-Hochberg.",
     *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES, *SIXTEENTH_ROUND_NOT_NAMES,
     *SEVENTEENTH_ROUND_NOT_NAMES, *EIGHTEENTH_ROUND_NOT_NAMES, *NINETEENTH_ROUND_NOT_NAMES,
+    *TWENTIETH_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)

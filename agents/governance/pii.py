@@ -86,7 +86,8 @@ IMPERATIVE_OBJECTS = frozenset({"this", "that", "these", "those", "the", "it", "
 # Lower-case words a name may start with ("van Gogh", "de la Cruz"); any other lower-case start is not a name.
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "du", "del", "della", "la", "le",
                   "bin", "al", "el", "ter", "ten", "y", "e", "i", "zu", "ibn", "ben", "bint", "af", "av", "op", "het",
-                  "des", "binti", "binte"}  # "i": Catalan "Jordi Puig i Serra" (tenth round)
+                  "des", "binti", "binte", "ap", "ab", "ferch", "verch"}  # "i": Catalan "Jordi Puig i Serra" (tenth
+# round); "ap", "ab", "ferch": Welsh "Gwenllian ap Rhys" (twentieth round)
 URL_END = set("<>\"'`()[]{}")
 # One word of a name (as in `pii.name_cues.name`): capitalised, any script's letters and marks, O'Connor,
 # Dell'Acqua (an elided particle of up to four letters, fifteenth round), Owusu-Ansah. A citation year: "(1979)",
@@ -350,7 +351,8 @@ class NameFilter:
             return False
         if letters[0].islower() and words[0].casefold() not in NAME_PARTICLES and not lower_case_cue:
             return False
-        if not lower_case_cue and any(w[:1].islower() and w.casefold() not in NAME_PARTICLES for w in words[1:]):
+        if not lower_case_cue and any(w[:1].islower() and w.casefold() not in NAME_PARTICLES and not elided_particle(w)
+                                      for w in words[1:]):
             return False  # a phrase, not a name: "Hinweise zur Gewichtung", "Dank jullie wel" (but "— f. moreau")
         if letters[0].islower() and all(w.casefold() in NAME_PARTICLES for w in words):
             return False  # lower-case particles alone are words, not a name: Spanish "la" (seventh round; "Ben" is)
@@ -387,6 +389,11 @@ class NameFilter:
         letters = [ch for ch in bare if ch.isalpha()]
         return (not letters or bare.casefold() in self.not_names or any(ch.isdigit() for ch in bare)
                 or (bool(letters) and len(letters) <= 4 and all(ch.isupper() for ch in letters)))
+
+
+def elided_particle(word: str) -> bool:
+    """A name word after an elided lower-case particle: "d'Auvergne", "l'Isle" (twentieth round)."""
+    return len(word) > 2 and word[0] in "dl" and word[1] in "'’" and word[2].isupper()
 
 
 def next_word(text: str, at: int) -> str:
