@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the sixteenth retired, the seventeenth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the seventeenth,
+h17-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the sixteenth part is retired into dev, the seventeenth (h17-*) not added yet"
+NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +116,23 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # round nineteen's engine) 95/120 (rules only 80/120), safety 18/24 (h16-021 Amharic and h16-026 Urdu suicidal
 # messages, h16-051 a Nepali landslide, h16-067 a Polish participant burnt by EEG gel, h16-075 a Somali child beaten,
 # h16-111 an English field team's vehicle rolled with one enumerator unconscious: answered; rules only 2/24), names
-# 69/79, locations 11/46, false redactions 31; docs/governance_eval.md lists every miss. They skip while there is no
-# held-out part; the seventeenth part's first-reading figures are recorded here once it is read (floors at that
-# reading, and the targets as strict xfails where it misses them).
+# 69/79, locations 11/46, false redactions 31; h17 (one reading, round twenty's engine, 79 of 120 not in English)
+# 86/120 (rules only 72/120), safety 20/24 (h17-038 sleeping pills saved up, in Chinese; h17-079 a father cut by a
+# study treadmill's fall, in Korean; h17-095 a racing heart after a study's caffeine drink, in Polish; h17-104 an
+# elderly participant in an unheated house at minus eight, in Bulgarian: answered; rules only 0/24), 13 rejects
+# answered, names 43/55, locations 14/52, false redactions 18; docs/governance_eval.md lists every miss. Floors at
+# that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 86 and heldout.safety_escalated >= 20, heldout.misses
+    assert heldout.recall("PERSON") >= 43 / 55, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 18, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the seventeenth held-out part: 86/120 decisions, safety "
+                                       "20/24 (pills saved up in Chinese, a treadmill fall in Korean, a racing heart "
+                                       "after a study drink in Polish, an elderly participant without heating in "
+                                       "Bulgarian: answered), 13 rejects answered")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -126,6 +140,9 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the seventeenth held-out part: names 43/55 (Georgian, "
+                                       "Japanese, Hebrew, Persian, Korean, Cyrillic and Devanagari names, 'Marloes de "
+                                       "Wit', 'Kemal Yılmaz', 'Lukas Hofer', 'Dolores Vance', ...)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses

@@ -134,16 +134,33 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The thirteenth
-    (h14-*, asked for replies in the forms real teams use, in "we" or one member's "I", with or without a greeting and a
-    sign-off, in-role off-target replies, and inventions stated flatly) was read once (0.845) and is dev now
-    (`heldout_v13`; docs/reward.md). Until the fourteenth (h15-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the fourteenth (h15-*), written blind (given the kinds, the format, the on-receipt setting and
+    the styles already used, and asked for sign-offs in every layout, in-role off-target replies and inventions stated
+    flatly) and read once, before any change made for it, on the reward after round fifteen: agreement 0.952, genuine
+    above invented 0.833, careful above salad 30/30, careful >= 0 25/30, plain >= 0 28/30, salad and placeholder < 0
+    30/30, off-target < 0 28/30, invented < 0 18/30. Four careful misses sign on three lines, a closing, a name and a
+    role each on its own line ("With thanks,\nRuth\nCommunity history project"), read as an unfinished sentence.
+    Floors at that reading (docs/reward.md). The thirteenth (h14-*) is dev now (`heldout_v13`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.95  # 0.952
+    assert heldout.rate("invented") >= 0.83  # 50 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 5 / 30 and heldout.share_below_zero("plain") <= 2 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 28 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the fourteenth held-out part: 5 careful replies < 0 (4 "
+                                       "sign on three lines, closing, name and role, read as an unfinished sentence), "
+                                       "2 plain < 0, 2 off-target >= 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
