@@ -155,6 +155,7 @@ class RoleConfig(_Strict):
     open_end: str
     signature_words: int = Field(ge=1)
     signature_line: str = r"(?!)"
+    signature_block_lines: int = Field(default=2, ge=2, le=3)
     signature_not_name: list[str] = []
     signature_not_role: list[str] = []
     compound_min_chars: int = Field(default=7, ge=1)

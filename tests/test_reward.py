@@ -449,6 +449,32 @@ def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tai
     assert result.components["role"].score == -1.0 and "mid-sentence" in result.components["role"].explanation
 
 
+@pytest.mark.parametrize("tail", [
+    "\n\nWarm wishes,\nTomasz\nSleep survey desk",  # a closing, a name and a role, each on a line of its own
+    "\n\nYours sincerely,\nProfessor Ines Varga\nStudy lead",
+    "\n\nThanks again,\nThe follow-up team\nUniversity survey unit",
+    "\n\nNoor Haddad\nData steward",  # a name and a role, no closing
+    " Many thanks,\nBeatriz\nRecruitment office",  # the closing on the last sentence's line
+])
+def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
+    # the fourteenth reader part (h15-*, dev since): 4 careful replies signed so, each read as a sentence cut off
+    assert comp(GENUINE + tail)["role"] == 1.0
+
+
+@pytest.mark.parametrize("tail", [
+    "\n\nKind regards,\nTomasz\nwe will send the",  # a clause on the role's line
+    "\n\nKind regards,\nTomasz\n0161 496 0000",  # a contact detail is no role
+    "\n\nKind regards,\nTomasz\ntomasz@survey-lab",
+    "\n\nKind regards,\nTomasz\nwww.survey-lab.org",
+    "\n\nThe follow-up\nsurvey will",  # a sentence cut over two lines
+    "\n\nMeanwhile\nthe survey",
+    "\n\nBest wishes,\n[Your Name]\nStudy researcher",
+])
+def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
+    result = score(GENUINE + tail, FEEDBACK)
+    assert result.components["role"].score == -1.0, (tail, result.components["role"])
+
+
 def test_a_team_member_writing_to_someone_else_is_not_the_senders_letter():
     promise = ("Thank you, and sorry the preliminary results read as overclaimed. You are right that 48 respondents is "
                "a small survey sample. I'm writing to the study's funder today to ask for a larger follow-up, and we "
