@@ -475,6 +475,28 @@ def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
     assert result.components["role"].score == -1.0, (tail, result.components["role"])
 
 
+def test_the_senders_reading_of_a_wording_quoted_back_is_no_assurance_of_the_reply():
+    # h15-13's careful reply (the fourteenth reader part, dev since): "the wording reads as a safety guarantee"
+    base = ("Thank you, you are right that the summary reads as a definitive finding on bias, and 48 respondents "
+            "cannot support that. We will revise the summary this month to say so and mark the results as preliminary.")
+    assert comp(base)["overselling"] == 1.0
+    assert comp(base.replace("reads as a definitive", "sounds like a definitive"))["overselling"] == 1.0
+    # the team's own assurance after the quoted reading still counts
+    assert comp(base.replace("cannot support that.", "cannot support that, but we guarantee the bias is small."))[
+        "overselling"] < 1.0
+    assert comp("Thank you for this. The findings on bias are definitive and the survey sample is fine. We will "
+                "revise the summary this month.")["overselling"] < 1.0
+
+
+def test_a_finding_a_planned_wording_will_report_is_no_work_reported_as_done():
+    planned = ("Thank you, you are right that 48 respondents is a small survey sample for the bias results. Today "
+               "we'll draft a new summary that says what was found in the responses we have, and how many they were.")
+    assert comp(planned)["overselling"] == 1.0
+    reported = ("Thank you, you are right that 48 respondents is a small survey sample for the bias results. Today "
+                "we found the error in the responses we have and fixed it this morning.")
+    assert comp(reported)["overselling"] < 1.0
+
+
 def test_a_team_member_writing_to_someone_else_is_not_the_senders_letter():
     promise = ("Thank you, and sorry the preliminary results read as overclaimed. You are right that 48 respondents is "
                "a small survey sample. I'm writing to the study's funder today to ask for a larger follow-up, and we "

@@ -34,14 +34,15 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.987  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.988  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
     # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for;
     # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence,
     # 0.9884 with thanks for the last part of a feedback's compound, 0.9886 with other people's question asked now;
     # 0.9765 with h14 (435) before round fifteen, 0.9879 once a sign-off in every layout is no unfinished sentence,
     # 0.9885 with a team member writing to someone else; 0.9857 with h15 (465) before round sixteen, 0.9879 once a
-    # signature block of three short lines (closing, name, role) is no unfinished sentence
+    # signature block of three short lines (closing, name, role) is no unfinished sentence, 0.9883 with the sender's
+    # reading of a wording quoted back and a planned wording's content
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence;
     # h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's 30 of 30)
@@ -59,14 +60,14 @@ def test_dev_agreement_and_signs(dev):
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures; 715 of
     # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures; 784
     # of 815 with h15 before round sixteen (0.962), 785 once a signature block of three lines is read as one
-    assert dev.rate("invented") >= 534 / 557  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 535 / 557  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
     # colon; 400 of 437 with h13, 420 once a sign-off line is no unfinished sentence, 421 with h13-16's thanks; 467 of
     # 497 with h14 before round fifteen, 479 once a sign-off in every layout is no unfinished sentence, 480 with a team
     # member writing to someone else; 530 of 557 with h15 before round sixteen, 534 once a signature block of three
-    # lines is read as one
+    # lines is read as one, 535 with h15-13's careful reply read right
     assert dev.share_below_zero("invented") >= 119 / 277  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
     # 247 with h14 before round fifteen, 101 with a delivery reported as under way (h7-07's "new sealed cables are in
@@ -112,14 +113,15 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # council today", once no longer read as the sender's letter either)
     # the fourteenth part's first reading (dev since) added 7: 4 careful replies signing on three lines, a closing, a
     # name and a role ("With thanks,\nRuth\nCommunity history project"), read as a reply that ends mid-sentence (pass
-    # since round sixteen), h15-13's careful (a quoted "guarantee" and a planned wording "that says what was found"),
+    # since round sixteen), h15-13's careful (a quoted "guarantee" and a planned wording "that says what was found";
+    # passes since round sixteen),
     # h15-05's plain (a dated promise not read as one) and h15-25's plain ("you're definitely not a fraud")
     twelfth = [f for f in failures if f[0].startswith("h13-")]
     thirteenth = [f for f in failures if f[0].startswith("h14-")]
     fourteenth = [f for f in failures if f[0].startswith("h15-")]
     assert len(failures) - len(twelfth) - len(thirteenth) - len(fourteenth) <= 2 and len(twelfth) <= 2, failures
     assert not thirteenth, thirteenth
-    assert len(fourteenth) <= 3, fourteenth
+    assert len(fourteenth) <= 2, fourteenth
     assert all("is not in the feedback" in why for i, _, why in failures
                if not i.startswith(("h13-", "h15-"))), failures
 
@@ -224,7 +226,7 @@ def test_the_thirteenth_part_meets_every_sign_target(dev_scored):
 @pytest.mark.xfail(strict=True, reason="the fourteenth part's first reading (dev since) missed issue #12's sign "
                                        "targets with 7 genuine replies < 0 (4 careful ones signing on three lines, "
                                        "closing, name and role, read as an unfinished sentence, none since round "
-                                       "sixteen; h15-13's careful, "
+                                       "sixteen; h15-13's careful, which passes since, "
                                        "h15-05's and h15-25's plain) and 2 off-target replies >= 0 (an offer nobody "
                                        "asked for, in role)")
 def test_the_fourteenth_part_meets_every_sign_target(dev_scored):
