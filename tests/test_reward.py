@@ -497,6 +497,16 @@ def test_a_finding_a_planned_wording_will_report_is_no_work_reported_as_done():
     assert comp(reported)["overselling"] < 1.0
 
 
+def test_blame_put_back_on_the_sender_is_a_dismissal_and_an_admission_is_not():
+    # a training run's reply to a complaint: "it is not our fault" scored +0.82
+    deflect = ("We are sorry the preliminary results read as overclaimed. It is not our fault that the survey sample "
+               "is small, but we will revise the summary on bias this month.")
+    assert "dismissed" in score(deflect, FEEDBACK).components["overselling"].explanation
+    admit = ("We are sorry the preliminary results read as overclaimed, and that is our fault, not the sample's. We "
+             "will revise the summary on bias this month.")
+    assert comp(admit)["overselling"] == 1.0
+
+
 def test_a_team_member_writing_to_someone_else_is_not_the_senders_letter():
     promise = ("Thank you, and sorry the preliminary results read as overclaimed. You are right that 48 respondents is "
                "a small survey sample. I'm writing to the study's funder today to ask for a larger follow-up, and we "
