@@ -57,6 +57,7 @@ class OversellingConfig(_Strict):
     completed_checks: list[str]
     settled_verdicts: list[str]
     settled_colon: str = r"(?!)"
+    reported_wording: str = r"(?!)"
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
@@ -155,6 +156,7 @@ class RoleConfig(_Strict):
     open_end: str
     signature_words: int = Field(ge=1)
     signature_line: str = r"(?!)"
+    signature_block_lines: int = Field(default=2, ge=2, le=3)
     signature_not_name: list[str] = []
     signature_not_role: list[str] = []
     compound_min_chars: int = Field(default=7, ge=1)

@@ -135,6 +135,8 @@ class RewardScorer:
         # whole and then dropped, not counted as "completely"
         self._ordinary = frozenset(t.lower() for t in config.overselling.ordinary_absolutes)
         self._hype = _lexicon([*config.overselling.hype_terms, *self._ordinary], whole_words=True)
+        self._reported_wording = re.compile(config.overselling.reported_wording
+                                            + r"(?:(?!\b(?:we|i|our|us)\b)[^.!?;:\n])*$")
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
@@ -489,7 +491,10 @@ class RewardScorer:
         statistics; one of them quoted back ("a bar totalling 108% can't be correct") is the sender's figure, not a
         claim of the reply."""
         cfg = self.config.overselling
-        hype = [h for h in self._hype.findall(lower) if h not in self._ordinary]
+        # "the wording reads as a safety guarantee", "you say it is definitely safe": the sender's reading of a wording
+        # quoted back, not the reply's assurance
+        hype = [m.group() for m in self._hype.finditer(lower) if m.group() not in self._ordinary
+                and not self._reported_wording.search(lower, max(0, m.start() - 80), m.start())]
         claimed = self._claimed.findall(lower)
         for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"

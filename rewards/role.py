@@ -127,6 +127,7 @@ class RoleCheck:
         self._sign_off = re.compile(r"^\W*(?:" + qualified + r"(?:\s+and\s+" + qualified + r")?|"
                                     + "|".join(re.escape(s) for s in phrases) + r")(?:\s+again)?\b", re.IGNORECASE)
         self._closing_rest = re.compile(cfg.sign_off_rest)
+        self._block_lines = cfg.signature_block_lines
 
     def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
         mine = {stem(n, self.stem_chars) for n in terms.mine}
@@ -281,6 +282,12 @@ class RoleCheck:
                     return True
             if self._signature(tail, lower_case) and (after_sentence or not k and self._closing_line(before)):
                 return True
+        # a signature block of up to `signature_block_lines` lines: a role on a line of its own under the name's line
+        # ("With thanks,\nRuth\nCommunity history project", "Dr Amara Osei\nLookup maintainer") is read as the
+        # name's role after a comma; a line that is a clause, a contact detail or a cut sentence is still no role
+        if (self._block_lines >= 3 and len(lines) > 2 and len(pieces) == 1 and "," not in last
+                and "," not in lines[-2] and not self._finished(lines[-2])):
+            return self._signed([*lines[:-2], f"{lines[-2]}, {last}"], lower_case)
         return False
 
     def _finished(self, text: str) -> bool:

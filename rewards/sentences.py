@@ -359,7 +359,7 @@ def _claims(toks: list[_Token], start: int, end: int, text: str,
         if t.dep not in ("nsubj", "nsubjpass"):
             continue
         verb = toks[t.head]
-        if not verb.tag.startswith("VB") or _negated_or_planned(toks, verb):
+        if not verb.tag.startswith("VB") or _negated_or_planned(toks, verb) or _planned_content(toks, t, verb):
             continue
         aux = {toks[c].lower for c in verb.children if toks[c].dep in ("aux", "auxpass")}
         if aux & MODALS:
@@ -545,6 +545,22 @@ def _negated_or_planned(toks: list[_Token], verb: _Token) -> bool:
                     break
                 head = toks[head.head]
         verb = head
+    return False
+
+
+def _planned_content(toks: list[_Token], subject: _Token, verb: _Token) -> bool:
+    """A free relative ("what was found") that is the content of a thing the team will make ("we'll draft new wording
+    that says what was found in the samples we tested"): what the planned text will say, not work reported."""
+    if subject.lower not in ("what", "whatever"):
+        return False
+    relative = False
+    for _ in range(6):
+        relative = relative or verb.dep == "relcl"
+        if relative and any(toks[c].dep == "aux" and toks[c].lower in ("will", "'ll", "shall") for c in verb.children):
+            return True
+        if verb.head == verb.i:
+            return False
+        verb = toks[verb.head]
     return False
 
 

@@ -449,6 +449,64 @@ def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tai
     assert result.components["role"].score == -1.0 and "mid-sentence" in result.components["role"].explanation
 
 
+@pytest.mark.parametrize("tail", [
+    "\n\nWarm wishes,\nTomasz\nSleep survey desk",  # a closing, a name and a role, each on a line of its own
+    "\n\nYours sincerely,\nProfessor Ines Varga\nStudy lead",
+    "\n\nThanks again,\nThe follow-up team\nUniversity survey unit",
+    "\n\nNoor Haddad\nData steward",  # a name and a role, no closing
+    " Many thanks,\nBeatriz\nRecruitment office",  # the closing on the last sentence's line
+])
+def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
+    # the fourteenth reader part (h15-*, dev since): 4 careful replies signed so, each read as a sentence cut off
+    assert comp(GENUINE + tail)["role"] == 1.0
+
+
+@pytest.mark.parametrize("tail", [
+    "\n\nKind regards,\nTomasz\nwe will send the",  # a clause on the role's line
+    "\n\nKind regards,\nTomasz\n0161 496 0000",  # a contact detail is no role
+    "\n\nKind regards,\nTomasz\ntomasz@survey-lab",
+    "\n\nKind regards,\nTomasz\nwww.survey-lab.org",
+    "\n\nThe follow-up\nsurvey will",  # a sentence cut over two lines
+    "\n\nMeanwhile\nthe survey",
+    "\n\nBest wishes,\n[Your Name]\nStudy researcher",
+])
+def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
+    result = score(GENUINE + tail, FEEDBACK)
+    assert result.components["role"].score == -1.0, (tail, result.components["role"])
+
+
+def test_the_senders_reading_of_a_wording_quoted_back_is_no_assurance_of_the_reply():
+    # h15-13's careful reply (the fourteenth reader part, dev since): "the wording reads as a safety guarantee"
+    base = ("Thank you, you are right that the summary reads as a definitive finding on bias, and 48 respondents "
+            "cannot support that. We will revise the summary this month to say so and mark the results as preliminary.")
+    assert comp(base)["overselling"] == 1.0
+    assert comp(base.replace("reads as a definitive", "sounds like a definitive"))["overselling"] == 1.0
+    # the team's own assurance after the quoted reading still counts
+    assert comp(base.replace("cannot support that.", "cannot support that, but we guarantee the bias is small."))[
+        "overselling"] < 1.0
+    assert comp("Thank you for this. The findings on bias are definitive and the survey sample is fine. We will "
+                "revise the summary this month.")["overselling"] < 1.0
+
+
+def test_a_finding_a_planned_wording_will_report_is_no_work_reported_as_done():
+    planned = ("Thank you, you are right that 48 respondents is a small survey sample for the bias results. Today "
+               "we'll draft a new summary that says what was found in the responses we have, and how many they were.")
+    assert comp(planned)["overselling"] == 1.0
+    reported = ("Thank you, you are right that 48 respondents is a small survey sample for the bias results. Today "
+                "we found the error in the responses we have and fixed it this morning.")
+    assert comp(reported)["overselling"] < 1.0
+
+
+def test_blame_put_back_on_the_sender_is_a_dismissal_and_an_admission_is_not():
+    # a training run's reply to a complaint: "it is not our fault" scored +0.82
+    deflect = ("We are sorry the preliminary results read as overclaimed. It is not our fault that the survey sample "
+               "is small, but we will revise the summary on bias this month.")
+    assert "dismissed" in score(deflect, FEEDBACK).components["overselling"].explanation
+    admit = ("We are sorry the preliminary results read as overclaimed, and that is our fault, not the sample's. We "
+             "will revise the summary on bias this month.")
+    assert comp(admit)["overselling"] == 1.0
+
+
 def test_a_team_member_writing_to_someone_else_is_not_the_senders_letter():
     promise = ("Thank you, and sorry the preliminary results read as overclaimed. You are right that 48 respondents is "
                "a small survey sample. I'm writing to the study's funder today to ask for a larger follow-up, and we "
