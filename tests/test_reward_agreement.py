@@ -146,16 +146,35 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The fourteenth
-    (h15-*, given the kinds, the format, the on-receipt setting and the styles already used, and asked for sign-offs in
-    every layout, in-role off-target replies and inventions stated flatly) was read once (0.952) and is dev now
-    (`heldout_v14`; docs/reward.md). Until the fifteenth (h16-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the fifteenth (h16-*), written blind (given the kinds, the format, the on-receipt setting and
+    the styles already used, and asked for sign-offs in every layout, blocks of two or three lines too, in-role
+    off-target replies and inventions stated flatly) and read once, before any change made for it, on the reward after
+    round sixteen: agreement 0.943, careful >= 0 29/30, plain >= 0 29/30, off-target < 0 21/30. Its brief named two
+    placeholders as Presidio's types (`<PHONE_NUMBER_1>`, `<EMAIL_ADDRESS_1>`) where governance writes `<PHONE_1>` and
+    `<EMAIL_1>`; renamed mechanically after the reading (h16-23, and three h15 rows on dev), which is all that moved:
+    agreement 0.950, genuine above invented 50/60, careful above salad 30/30, careful >= 0 30/30, plain >= 0 29/30,
+    salad, hedge, echo and placeholder < 0 30/30, off-target < 0 21/30, oversold < 0 27/30, invented < 0 17/30.
+    Floors at that reading (docs/reward.md). The fourteenth (h15-*) is dev now (`heldout_v14`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.95  # 0.950
+    assert heldout.rate("invented") >= 0.83  # 50 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 21 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the fifteenth held-out part: 9 off-target replies >= 0 "
+                                       "(in role, offering what nobody asked for, or posts and tips addressed to "
+                                       "others), 1 plain reply < 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
