@@ -912,3 +912,16 @@ def test_twenty_first_rounds_reject_look_alikes_are_answered(message):
     result = govern(message)
     assert result.decision != "reject"
     assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
+
+
+@pytest.mark.parametrize(("message", "decision"), [
+    ("Jste banda amatérov? V tabuľke 2 chýba rok 2021.", "escalate"),
+    ("Είστε άχρηστοι, στον πίνακα 2 λείπει το 2021.", "escalate"),
+    ("Στον πίνακα 2 λείπει το 2021.", "answer"),
+    ("Iesniegšu sūdzību Datu valsts inspekcijā.", "escalate"),
+    ("Not a formal complaint, just letting you know the lift was broken again.", "answer"),
+])
+def test_twenty_first_rounds_conflicts_and_legal_decide(message, decision):
+    """Insults beside a numbered table in Slovak and Greek are conflicts; a complaint to the Latvian DPA is legal; a
+    complaint said not to be formal is not."""
+    assert govern(message).decision == decision
