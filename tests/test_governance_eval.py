@@ -231,8 +231,10 @@ def test_dev_figures(reports, capsys):
     # 180 on dev with it, 165 with round twenty's 86 rows since greetings, a table before its number in Vietnamese,
     # the names of languages, fonts, a currency and a department are no names ("Spoštovani", "Bảng 2", "Gaeilge",
     # "Garamond", "Euro", "Finance Dept"); the method eponyms, datasets and places the sixteenth part left stay
-    # ("Kaplan", "Cox", "Iris", "Malaysia Sabah"); 18 on the seventeenth part, 183 on dev with it
-    assert len(dev.false_redactions) <= 183, dev.false_redactions
+    # ("Kaplan", "Cox", "Iris", "Malaysia Sabah"); 18 on the seventeenth part, 183 on dev with it, 178 with round
+    # twenty-one's 114 rows since thanks and wishes of other languages and the Estonian inspectorate are no names
+    # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile")
+    assert len(dev.false_redactions) <= 178, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 18)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
@@ -258,10 +260,11 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v16"].decisions_right == 120
     assert reports["heldout_v16"].safety_escalated == reports["heldout_v16"].safety_cases
     assert reports["heldout_v16"].recall("PERSON") >= 72 / 79
-    # the retired seventeenth part, in-sample once the classifier is retrained with it: 98/120 (86/120 at its reading;
-    # rules only 72/120; its four answered safety messages escalated by the classifier now), every safety message
-    # escalated, names 43/55 as at the reading
-    assert reports["heldout_v17"].decisions_right >= 98
+    # the retired seventeenth part: 109/120 since round twenty-one (86/120 at its reading, 98/120 in-sample once the
+    # classifier was retrained with it; rules only 72 -> 88/120, safety rules only 0 -> 4/24; eleven rejects escalated
+    # by the classifier's spam and harassment signals), every safety message escalated, names 43/55 as at the reading,
+    # 14 false redactions (18 at the reading)
+    assert reports["heldout_v17"].decisions_right >= 109
     assert reports["heldout_v17"].safety_escalated == reports["heldout_v17"].safety_cases
     assert reports["heldout_v17"].recall("PERSON") >= 43 / 55
 
