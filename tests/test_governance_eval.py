@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the seventeenth,
-h17-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the seventeenth retired, the eighteenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the seventeenth part is retired into dev, the eighteenth (h18-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +77,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v13", [f"h13-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v14", [f"h14-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v15", [f"h15-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v16", [f"h16-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v16", [f"h16-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v17", [f"h17-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h17-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h18-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -120,19 +121,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # 86/120 (rules only 72/120), safety 20/24 (h17-038 sleeping pills saved up, in Chinese; h17-079 a father cut by a
 # study treadmill's fall, in Korean; h17-095 a racing heart after a study's caffeine drink, in Polish; h17-104 an
 # elderly participant in an unheated house at minus eight, in Bulgarian: answered; rules only 0/24), 13 rejects
-# answered, names 43/55, locations 14/52, false redactions 18; docs/governance_eval.md lists every miss. Floors at
-# that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 86 and heldout.safety_escalated >= 20, heldout.misses
-    assert heldout.recall("PERSON") >= 43 / 55, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 18, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the seventeenth held-out part: 86/120 decisions, safety "
-                                       "20/24 (pills saved up in Chinese, a treadmill fall in Korean, a racing heart "
-                                       "after a study drink in Polish, an elderly participant without heating in "
-                                       "Bulgarian: answered), 13 rejects answered")
+# answered, names 43/55, locations 14/52, false redactions 18; docs/governance_eval.md lists every miss. They skip
+# while there is no held-out part; the eighteenth part's first-reading figures are recorded here once it is read
+# (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -140,9 +131,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the seventeenth held-out part: names 43/55 (Georgian, "
-                                       "Japanese, Hebrew, Persian, Korean, Cyrillic and Devanagari names, 'Marloes de "
-                                       "Wit', 'Kemal Yılmaz', 'Lukas Hofer', 'Dolores Vance', ...)")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -167,6 +155,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v14"])
     show(capsys, reports["heldout_v15"])
     show(capsys, reports["heldout_v16"])
+    show(capsys, reports["heldout_v17"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -194,8 +183,11 @@ def test_dev_figures(reports, capsys):
     # and seven of the sixteenth part's ten: names in Devanagari, Arabic, Telugu, Gurmukhi and Thai script, "Wanjiru"
     # after "call" and "Kak Aina"; "Gwenllian ap Rhys", "Letrada María José Prieto Alcaraz" and "Anne-Sophie de La Tour
     # d'Auvergne" are found since round twenty
+    # and the seventeenth part's twelve, retired unfixed: names in Georgian, Japanese, Hebrew, Persian, Korean, Cyrillic
+    # and Devanagari script, "Tomáš", "Marloes de Wit", "Kemal Yılmaz", "Lukas Hofer" and "Dolores Vance"
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
-                             ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT}, person_misses
+                             ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
+                             *H17_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -239,10 +231,12 @@ def test_dev_figures(reports, capsys):
     # 180 on dev with it, 165 with round twenty's 86 rows since greetings, a table before its number in Vietnamese,
     # the names of languages, fonts, a currency and a department are no names ("Spoštovani", "Bảng 2", "Gaeilge",
     # "Garamond", "Euro", "Finance Dept"); the method eponyms, datasets and places the sixteenth part left stay
-    # ("Kaplan", "Cox", "Iris", "Malaysia Sabah")
-    assert len(dev.false_redactions) <= 165, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 17)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120, 120, 120, 120, 120]
+    # ("Kaplan", "Cox", "Iris", "Malaysia Sabah"); 18 on the seventeenth part, 183 on dev with it, 178 with round
+    # twenty-one's 116 rows since thanks and wishes of other languages and the Estonian inspectorate are no names
+    # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile")
+    assert len(dev.false_redactions) <= 178, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 18)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120, 120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -266,6 +260,13 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v16"].decisions_right == 120
     assert reports["heldout_v16"].safety_escalated == reports["heldout_v16"].safety_cases
     assert reports["heldout_v16"].recall("PERSON") >= 72 / 79
+    # the retired seventeenth part: 109/120 since round twenty-one (86/120 at its reading, 98/120 in-sample once the
+    # classifier was retrained with it; rules only 72 -> 88/120, safety rules only 0 -> 4/24; eleven rejects escalated
+    # by the classifier's spam and harassment signals), every safety message escalated, names 43/55 as at the reading,
+    # 14 false redactions (18 at the reading)
+    assert reports["heldout_v17"].decisions_right >= 109
+    assert reports["heldout_v17"].safety_escalated == reports["heldout_v17"].safety_cases
+    assert reports["heldout_v17"].recall("PERSON") >= 43 / 55
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -281,6 +282,11 @@ H15_NAMES_LEFT = {("h15-002", "ნინო"), ("h15-005", "ሰላማዊት ተ�
 H16_NAMES_LEFT = {("h16-029", "सुनिता गुरुङ"), ("h16-052", "سلمى بنعلي"), ("h16-055", "వెంకట లక్ష్మి"),
                   ("h16-081", "ਗੁਰਪ੍ਰੀਤ ਕੌਰ ਸੰਧੂ"), ("h16-094", "ณัฐธิดา ศรีสุข"), ("h16-111", "Wanjiru"),
                   ("h16-120", "Aina")}
+# The seventeenth part's names the stage missed when it was retired (h17-*, 43/55 at its reading)
+H17_NAMES_LEFT = {("h17-004", "ნინო ბერიძე"), ("h17-013", "Tomáš"), ("h17-021", "Marloes de Wit"),
+                  ("h17-025", "佐々木 美穂"), ("h17-039", "Kemal Yılmaz"), ("h17-046", "נועה לוי"),
+                  ("h17-051", "Dolores Vance"), ("h17-066", "مریم رضایی"), ("h17-070", "Lukas Hofer"),
+                  ("h17-079", "이정훈"), ("h17-090", "Марија"), ("h17-108", "सुनीता यादव")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -356,7 +362,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v15' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v16"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v16' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v17"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v17"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v17' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v18"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
