@@ -9,8 +9,8 @@ rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_
 `h8-001`-`h8-120`, `heldout_v9`: `h9-001`-`h9-120`, `heldout_v10`: `h10-001`-`h10-120`, `heldout_v11`:
 `h11-001`-`h11-120`, `heldout_v12`: `h12-001`-`h12-120`, `heldout_v13`: `h13-001`-`h13-120`, `heldout_v14`:
 `h14-001`-`h14-120`, `heldout_v15`: `h15-001`-`h15-120`, `heldout_v16`: `h16-001`-`h16-120`,
-`heldout_v17`: `h17-001`-`h17-120`). The held-out part is whichever rows have split `heldout`: none until the
-eighteenth (`h18-*`) is added. A bad row raises
+`heldout_v17`: `h17-001`-`h17-120`). The held-out part is whichever rows have split `heldout`: now the
+eighteenth part, `h18-001`-`h18-120`, read once. A bad row raises
 `DatasetError("FILE:LINE: field ...")`.
 """
 

@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the seventeenth retired, the eighteenth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the eighteenth,
+h18-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the seventeenth part is retired into dev, the eighteenth (h18-*) not added yet"
+NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +121,23 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # 86/120 (rules only 72/120), safety 20/24 (h17-038 sleeping pills saved up, in Chinese; h17-079 a father cut by a
 # study treadmill's fall, in Korean; h17-095 a racing heart after a study's caffeine drink, in Polish; h17-104 an
 # elderly participant in an unheated house at minus eight, in Bulgarian: answered; rules only 0/24), 13 rejects
-# answered, names 43/55, locations 14/52, false redactions 18; docs/governance_eval.md lists every miss. They skip
-# while there is no held-out part; the eighteenth part's first-reading figures are recorded here once it is read
-# (floors at that reading, and the targets as strict xfails where it misses them).
+# answered, names 43/55, locations 14/52, false redactions 18; h18 (one reading, round twenty-one's engine, about 70
+# of 120 not in English, some 55 languages) 82/120 (rules only 72/120), safety 16/25 (rules only 2/25; suicidal
+# messages in Khmer, Pashto, Burmese, Lithuanian and Hebrew, a tipped liquid-nitrogen dewar with a collapsed visitor, a
+# gas smell at a participant's home in Afrikaans, divers surfaced too fast, a locked-in unfed child in Bengali:
+# answered), three conflicts rejected, names 36/41, locations 23/61, false redactions 21; docs/governance_eval.md lists
+# every miss. Floors at that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 82 and heldout.safety_escalated >= 16, heldout.misses
+    assert heldout.recall("PERSON") >= 36 / 41, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 21, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighteenth held-out part: 82/120 decisions, safety "
+                                       "16/25 (five suicidal messages in Khmer, Pashto, Burmese, Lithuanian and "
+                                       "Hebrew, a nitrogen dewar tipped over, a gas leak, divers surfaced too fast, a "
+                                       "child locked in: answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -131,6 +145,8 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighteenth held-out part: names 36/41 ('Marietjie du "
+                                       "Plessis', 'Ġorġ Camilleri', 'Sytske de Boer', 'Бојан Трајковски', 'Leanne')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
