@@ -40,8 +40,8 @@ ABBREVIATION_END = re.compile(r"(?:(?<![A-Za-z])[A-Za-z]|\b(?:Dr|Mr|Mrs|Ms|Mx|Pr
 # A word that is no one's name: a contraction ("You're", "We'll", "It's"), a gerund ("Adjusting", "Leaving"), or a
 # word with an ending of abstract nouns and adjectives ("Installation", "Measurement"; only some: "-ive" is Clive's)
 CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|t|m)$")
-NOT_A_NAME = re.compile(r"['’](?:s|re|ll|ve|d|t|m)$"
-                        r"|^[A-Za-z]{3,}(?:ing|tion|sion|ment|ness|ics|ogy|ous|ful|less|able|ible|ism|ities|ings)s?$")
+NOT_A_NAME = re.compile(CONTRACTION.pattern
+                        + r"|^[A-Za-z]{3,}(?:ing|tion|sion|ment|ness|ics|ogy|ous|ful|less|able|ible|ism|ities|ings)s?$")
 TITLES = frozenset({"Dr", "Prof", "Professor", "Mr", "Mrs", "Ms", "Mx"})
 LOWER_CASE_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
 FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b")

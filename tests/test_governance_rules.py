@@ -759,19 +759,6 @@ TWENTIETH_ROUND_LOOK_ALIKES = [
 ]
 
 
-@pytest.mark.parametrize("message", TWENTIETH_ROUND_SAFETY)
-def test_harm_in_the_field_or_in_a_study_and_suicidal_statements_in_amharic_and_urdu_fire_a_safety_rule(message):
-    fired = [f.config.name for f in ComplianceRules(load_config().rules).evaluate(message)]
-    assert {"self_harm", "safety"} & set(fired), fired
-    result = govern(message)
-    assert result.decision == "escalate" and "safety" in result.flags, result.reasons
-
-
-@pytest.mark.parametrize("message", TWENTIETH_ROUND_SAFETY_LOOK_ALIKES)
-def test_accidents_and_injuries_as_figures_crashed_software_and_suicide_as_a_topic_fire_no_rule(message):
-    assert ComplianceRules(load_config().rules).evaluate(message) == []
-
-
 @pytest.mark.parametrize("message", NINETEENTH_ROUND_SAFETY)
 def test_suicidal_messages_in_georgian_hebrew_bengali_tamil_and_persian_fire_the_self_harm_rule(message):
     fired = [f.config.name for f in ComplianceRules(load_config().rules).evaluate(message)]
@@ -811,33 +798,6 @@ def test_a_participants_own_bank_details_are_not_a_scam(message):
     assert result.decision == "answer", result.reasons
     assert "<IBAN_1>" in result.redacted_text
 
-@pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
-                                                          *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES,
-                                                          *THIRTEENTH_ROUND_FAMILIES, *FIFTEENTH_ROUND_FAMILIES,
-                                                          *SIXTEENTH_ROUND_FAMILIES, *SEVENTEENTH_ROUND_FAMILIES,
-                                                          *EIGHTEENTH_ROUND_FAMILIES, *NINETEENTH_ROUND_FAMILIES,
-                                                          *TWENTIETH_ROUND_FAMILIES])
-def test_each_rounds_families_decide(message, decision, flag):
-    """The families each round widened on dev (the eighth round's, which also need a rule to decide, stand apart)."""
-    result = govern(message)
-    assert result.decision == decision, result.reasons
-    assert flag in result.flags
-
-
-@pytest.mark.parametrize("message", [*SEVENTH_ROUND_LOOK_ALIKES, *EIGHTH_ROUND_LOOK_ALIKES, *NINTH_ROUND_LOOK_ALIKES,
-                                     *TENTH_ROUND_LOOK_ALIKES, *ELEVENTH_ROUND_LOOK_ALIKES,
-                                     *THIRTEENTH_ROUND_LOOK_ALIKES, *FIFTEENTH_ROUND_LOOK_ALIKES,
-                                     *SIXTEENTH_ROUND_LOOK_ALIKES, *SEVENTEENTH_ROUND_LOOK_ALIKES,
-                                     *EIGHTEENTH_ROUND_LOOK_ALIKES, *NINETEENTH_ROUND_LOOK_ALIKES,
-                                     *TWENTIETH_ROUND_LOOK_ALIKES])
-def test_each_rounds_look_alikes_fire_no_rule(message):
-    """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
-    signal alone may still escalate one: it never answers or rejects)."""
-    result = govern(message)
-    assert result.decision != "reject"
-    assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
-
-
 # Twenty-first round (dev, the retired seventeenth part): harm to a participant or by a study said plainly in any
 # language (a fall from a study's treadmill or bike, an acute reaction now after a study's drink or capsule, an elderly
 # participant without heating in freezing weather or alone with dementia, sleeping pills saved up with a farewell)
@@ -863,16 +823,18 @@ TWENTY_FIRST_ROUND_SAFETY_LOOK_ALIKES = [
 ]
 
 
-@pytest.mark.parametrize("message", TWENTY_FIRST_ROUND_SAFETY)
-def test_falls_reactions_cold_homes_and_pills_saved_up_fire_a_safety_rule_in_any_language(message):
+@pytest.mark.parametrize("message", [*TWENTIETH_ROUND_SAFETY, *TWENTY_FIRST_ROUND_SAFETY])
+def test_harm_in_the_field_or_in_a_study_and_suicidal_statements_of_the_new_languages_fire_a_safety_rule(message):
+    """Rounds twenty and twenty-one: a vehicle rolled, a flood, burns after a study's gel, a child beaten, suicidal
+    statements in Amharic and Urdu; a fall from a study's treadmill, a reaction now, a cold home, pills saved up."""
     fired = [f.config.name for f in ComplianceRules(load_config().rules).evaluate(message)]
     assert {"self_harm", "safety"} & set(fired), fired
     result = govern(message)
     assert result.decision == "escalate" and "safety" in result.flags, result.reasons
 
 
-@pytest.mark.parametrize("message", TWENTY_FIRST_ROUND_SAFETY_LOOK_ALIKES)
-def test_falls_dizziness_and_cold_homes_as_figures_or_topics_fire_no_rule(message):
+@pytest.mark.parametrize("message", [*TWENTIETH_ROUND_SAFETY_LOOK_ALIKES, *TWENTY_FIRST_ROUND_SAFETY_LOOK_ALIKES])
+def test_accidents_injuries_falls_and_cold_homes_as_figures_or_topics_fire_no_rule(message):
     assert ComplianceRules(load_config().rules).evaluate(message) == []
 
 
@@ -900,15 +862,28 @@ TWENTY_FIRST_ROUND_LOOK_ALIKES = [
 ]
 
 
-@pytest.mark.parametrize(("message", "decision", "flag"), TWENTY_FIRST_ROUND_FAMILIES)
-def test_twenty_first_rounds_reject_families_decide(message, decision, flag):
+@pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
+                                                          *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES,
+                                                          *THIRTEENTH_ROUND_FAMILIES, *FIFTEENTH_ROUND_FAMILIES,
+                                                          *SIXTEENTH_ROUND_FAMILIES, *SEVENTEENTH_ROUND_FAMILIES,
+                                                          *EIGHTEENTH_ROUND_FAMILIES, *NINETEENTH_ROUND_FAMILIES,
+                                                          *TWENTIETH_ROUND_FAMILIES, *TWENTY_FIRST_ROUND_FAMILIES])
+def test_each_rounds_families_decide(message, decision, flag):
+    """The families each round widened on dev (the eighth round's, which also need a rule to decide, stand apart)."""
     result = govern(message)
     assert result.decision == decision, result.reasons
-    assert flag in result.flags or (flag == "prompt_injection" and result.decision == "reject")
+    assert flag in result.flags
 
 
-@pytest.mark.parametrize("message", TWENTY_FIRST_ROUND_LOOK_ALIKES)
-def test_twenty_first_rounds_reject_look_alikes_are_answered(message):
+@pytest.mark.parametrize("message", [*SEVENTH_ROUND_LOOK_ALIKES, *EIGHTH_ROUND_LOOK_ALIKES, *NINTH_ROUND_LOOK_ALIKES,
+                                     *TENTH_ROUND_LOOK_ALIKES, *ELEVENTH_ROUND_LOOK_ALIKES,
+                                     *THIRTEENTH_ROUND_LOOK_ALIKES, *FIFTEENTH_ROUND_LOOK_ALIKES,
+                                     *SIXTEENTH_ROUND_LOOK_ALIKES, *SEVENTEENTH_ROUND_LOOK_ALIKES,
+                                     *EIGHTEENTH_ROUND_LOOK_ALIKES, *NINETEENTH_ROUND_LOOK_ALIKES,
+                                     *TWENTIETH_ROUND_LOOK_ALIKES, *TWENTY_FIRST_ROUND_LOOK_ALIKES])
+def test_each_rounds_look_alikes_fire_no_rule(message):
+    """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
+    signal alone may still escalate one: it never answers or rejects)."""
     result = govern(message)
     assert result.decision != "reject"
     assert result.decision == "answer" or all("classifier" in r for r in result.reasons), result.reasons
