@@ -58,6 +58,7 @@ class OversellingConfig(_Strict):
     settled_verdicts: list[str]
     settled_colon: str = r"(?!)"
     reported_wording: str = r"(?!)"
+    assurance_that: str = r"(?!)"
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]

@@ -137,6 +137,7 @@ class RewardScorer:
         self._hype = _lexicon([*config.overselling.hype_terms, *self._ordinary], whole_words=True)
         self._reported_wording = re.compile(config.overselling.reported_wording
                                             + r"(?:(?!\b(?:we|i|our|us)\b)[^.!?;:\n])*$")
+        self._assurance_that = re.compile(config.overselling.assurance_that)
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
@@ -495,6 +496,8 @@ class RewardScorer:
         # quoted back, not the reply's assurance
         hype = [m.group() for m in self._hype.finditer(lower) if m.group() not in self._ordinary
                 and not self._reported_wording.search(lower, max(0, m.start() - 80), m.start())]
+        hype += [m.group() for m in self._assurance_that.finditer(lower)
+                 if not self._hype.search(m.group())]  # "we can assure you that": counted once
         claimed = self._claimed.findall(lower)
         for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"

@@ -124,16 +124,34 @@ class TestIntegrity:
 
 class TestOverselling:
     @pytest.mark.parametrize("hype", ["guaranteed", "perfect", "100% accurate", "production-ready", "never fails",
-                                      "completely safe", "beyond doubt", "the gold standard"])
+                                      "completely safe", "beyond doubt", "the gold standard",
+                                      # round seventeen: a training run's hype (+0.90 before)
+                                      "too good to ignore", "a breakthrough", "groundbreaking"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
+
+    @pytest.mark.parametrize("assurance", [
+        # round seventeen: a training run's reply (+0.90 before), the team vouching on receipt that nothing is wrong
+        "We want to reassure the author that the port did not affect the details of the analysis.",
+        "We would like to reassure the reviewers that the survey sample is representative.",
+        "The new weights have not affected the bias estimate.",
+        "Rest of the results are unaffected by the smaller survey sample.",
+    ])
+    def test_an_assurance_given_on_receipt_that_nothing_is_wrong_is_overselling(self, assurance):
+        result = score(GENUINE + " " + assurance, FEEDBACK)
+        assert result.components["overselling"].score < 1.0 and result.total < 0.5, result
 
     @pytest.mark.parametrize("plain", ["We always reply within a week.", "Every site will be checked twice.",
                                        "The take-up is 87% among newly eligible pupils.",
                                        "We never asked you to confirm the address.",
                                        # absolute words in ordinary speech (h4-03's careful reply)
                                        "We have switched your prompts off completely.",
-                                       "If you would rather stop, that is completely fine."])
+                                       "If you would rather stop, that is completely fine.",
+                                       # round seventeen: a negated or the sender's reassurance, a promise (h12-27's,
+                                       # h11-09's careful, h8-05's plain)
+                                       "I don't want to reassure the author with something that turns out to be wrong.",
+                                       "We will send a timetable so you can reassure members that it is voluntary.",
+                                       "Problems with our app will not affect your payment."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
