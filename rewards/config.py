@@ -165,6 +165,7 @@ class RoleConfig(_Strict):
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
     group_greeting: str
+    crowd_question: str = r"(?!)"
     collective_sender: str
     misread_request: str
     misread_generic: list[str]

@@ -791,6 +791,24 @@ class TestRole:
          "more room in the next transparency report.", "praise the sender never gave"),
         ("Dear reader, we are delighted that you found the launch webinar so engaging, and we will post more "
          "recordings of it on the transparency report page.", "praise of something the sender never named"),
+        # round seventeen: the fifteenth held-out part's off-target replies (h16-06, -12, -15, -28, -30 in role; h16-09,
+        # -17, -18, -24 written for someone else), >= 0 before; each family in other words than the row's
+        ("Thank you for reading the report! We're delighted to report that our next edition will cover two more "
+         "agencies, and we're inviting readers to suggest one each.", "news of the team's own, an invitation"),
+        ("Thanks for writing. Our policy unit is also running a public consultation on open records this autumn, with "
+         "drop-in sessions in four libraries.", "an event the team's study runs"),
+        ("Thanks for your message. For journalists, our most popular resource is the data explorer; we also run a free "
+         "training session every quarter.", "the team's popular resource and a standing event"),
+        ("Hi, thanks for getting in touch. Last year's audit findings are now online: most agencies answered within a "
+         "month, and there is a short summary for the press.", "results announced as out"),
+        ("Hi all, quick reminder that the records working group meets on the first Monday of the month, and minutes "
+         "go on the shared drive.", "a notice to all"),
+        ("Report chat: has anyone else noticed the refused requests are missing? My copy skips them entirely. Post "
+         "below if yours does too.", "a question to a crowd"),
+        ("Draft tweet for the campaign account: 'The new transparency report still hides how many requests were "
+         "refused. We have asked the authors why.'", "a text drafted for someone else to post"),
+        ("Requesting public records effectively: name the office you are writing to, ask for one thing at a time, "
+         "keep copies, and follow up after twenty working days if nothing arrives.", "a tip sheet under a title"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -831,6 +849,11 @@ class TestRole:
 
     @pytest.mark.parametrize("reply", [
         "Thanks for your interest in the refused requests. " + PLAIN,  # the sender's words
+        # round seventeen's look-alikes: an invitation to talk about the sender's own point (h4-23's careful), a
+        # planned release of the fix, a question about the sender's own case
+        PLAIN + " We're holding an open meeting on the report next month, and we'd like to hear your questions there.",
+        PLAIN + " The corrected figures will be online by the end of the month.",
+        PLAIN + " Did anyone else in your office notice the missing counts? If so, we'd be glad to hear from them.",
         PLAIN + " If you'd like a copy of next year's report, tell us and we'll post it to you.",  # help, no advert
         PLAIN + " We'd be glad to see your own notes on the consent section.",
     ])
