@@ -91,6 +91,7 @@ class AcknowledgmentConfig(_Strict):
     full_credit_coverage: float = Field(gt=0, le=1)
     full_credit_terms: int = Field(ge=1)
     max_key_terms: int = Field(ge=1)
+    repeated_min: int = Field(default=2, ge=2)
     echo_ngram: int = Field(ge=2)
     echo_threshold: float = Field(gt=0, le=1)
     min_own_share: float = Field(ge=0, le=1)

@@ -281,7 +281,14 @@ class RewardScorer:
         ranked = sorted(terms.items(), key=lambda kv: kv[1][0])  # stable: keeps the order
         # ... and every number or identifier it quotes, wherever it stands ("2.3.9", "2.4.x", "table 3"): the most
         # specific thing a reply can take up, and a long message's later ones would be past the limit
-        ranked = ranked[: ack.max_key_terms] + [kv for kv in ranked[ack.max_key_terms :] if DIGIT.search(kv[1][1])]
+        # ... and what it says more than once ("counting people crossing ... that's me counted 160 times"): a long
+        # opening about who the sender is fills the limit, and the point it keeps coming back to is past it
+        forms: dict[str, set[str]] = {}
+        for w in words:
+            forms.setdefault(stem(w, ack.stem_chars), set()).add(w.removesuffix("s"))  # a plural is no other form
+        later = ranked[ack.max_key_terms :]
+        ranked = ranked[: ack.max_key_terms] + [kv for kv in later if DIGIT.search(kv[1][1])
+                                                or len(forms.get(kv[0], ())) >= ack.repeated_min]
         qualifiers: dict[str, set[str]] = {}
         for head, participle in read.qualified:
             qualifiers.setdefault(stem(head, ack.stem_chars), set()).add(stem(participle, ack.stem_chars))

@@ -1156,6 +1156,27 @@ class TestAcknowledgmentResponds:
                  "inherent limitations in any tool when handling very large inputs. We appreciate your patience.")
         assert score(hedge, feedback).total < 0
 
+    def test_the_point_a_sender_comes_back_to_after_a_long_opening_is_a_term_to_take_up(self):
+        """h16-28's plain reply took up 0 of 15 key terms (-0.22, capped as no reply): the lollipop lady's opening
+        about herself ("love", "lady", "22 years", "lamp post", "June") filled the limit, and what she kept coming
+        back to, being counted ("counting people crossing", "that's me counted 160 times"), was past it. A term said
+        in more than one form counts wherever it stands; one said twice in the same form (or singular and plural)
+        does not."""
+        feedback = ("Good morning, I'm the warden at the allotment site on the hill, twelve years now, with the shed "
+                    "by the gate and the water trough near plot nine. Your lot fixed a little sensor to the fence in "
+                    "April for the pollinator survey. Thing is, I'm weighing every basket of fruit myself for the "
+                    "society, and your leaflet says the site weighed 2 tonnes, which looks like my weighed baskets "
+                    "counted twice.")
+        analysis = default_scorer().analyze_feedback(feedback)
+        assert "weighing" in analysis.key_words
+        plain = ("Thanks, that's a useful spot. Your own weighing may well have been added to ours. We'll compare the "
+                 "two sets of records and let you know within a fortnight, and correct the leaflet if it's wrong.")
+        result = score(plain, feedback)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0, result
+        # past the limit, a term said twice in one form stays out ("fence", "fence"), as do basket and baskets
+        again = default_scorer().analyze_feedback(feedback + " The fence is fine.").key_words
+        assert "fence" not in again and "basket" not in again and "baskets" not in again
+
     def test_a_stack_trace_is_the_machines_words_not_points_to_take_up(self):
         """h5-01: the key terms of a bug report were its traceback's ("traceback", "call", "file", "line", "88"),
         so a plain reply about the real point took up none of them. Versions meet with and without a "v"."""
