@@ -281,8 +281,8 @@ class RewardScorer:
         ranked = sorted(terms.items(), key=lambda kv: kv[1][0])  # stable: keeps the order
         # ... and every number or identifier it quotes, wherever it stands ("2.3.9", "2.4.x", "table 3"): the most
         # specific thing a reply can take up, and a long message's later ones would be past the limit
-        # ... and what it says more than once ("counting people crossing ... that's me counted 160 times"): a long
-        # opening about who the sender is fills the limit, and the point it keeps coming back to is past it
+        # ... and what it says in more than one form ("counting people crossing ... that's me counted 160 times"): a
+        # long opening about who the sender is fills the limit, and the point it keeps coming back to is past it
         forms: dict[str, set[str]] = {}
         for w in words:
             forms.setdefault(stem(w, ack.stem_chars), set()).add(w.removesuffix("s"))  # a plural is no other form
