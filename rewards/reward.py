@@ -509,6 +509,8 @@ class RewardScorer:
         for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"
             if check and (verdict := self._verdict.search(part, check.end())):
+                if " ".join(check.group().split()[:2]) in done_work:
+                    continue  # "we looked at your account and found ...": counted once, as work reported as done
                 claimed.append(check.group() + " ... " + verdict.group())
         # "Confirmed: F42 omitted the final council", "we checked: both basses signed"
         claimed += [m.group().strip(" .!?,") for m in self._settled_colon.finditer(lower)]

@@ -179,13 +179,20 @@ class TestOverselling:
                                          ("Our team has checked it by comparing the small effect size with the "
                                           "publication, and we are happy to say that the results are consistent "
                                           "with the literature."),
-                                         "We have double checked the results and are confident in them."])
+                                         "We have double checked the results and are confident in them.",
+                                         # round seventeen: a look at the matter and what it found (h16-28's and
+                                         # h16-22's inventions, +0.37 and +0.30 before)
+                                         "We went through the survey responses and found that 12 were duplicates.",
+                                         "We examined the weights, which showed the bias came from wave two."])
     def test_a_completed_check_with_its_verdict_in_one_sentence_is_a_settled_claim(self, settled):
         assert comp(settled)["overselling"] < 1.0
 
     @pytest.mark.parametrize("finding", ["We ran them and reproduce the overlap.",
                                          "We checked the count and will correct it in the next version.",
-                                         "We checked the figures. Your reading is correct, and we will fix it."])
+                                         "We checked the figures. Your reading is correct, and we will fix it.",
+                                         # a look planned, and what it will find
+                                         "We'll go through the survey responses and find out which were duplicates.",
+                                         "We will look at the weights and tell you what we found."])
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
         assert comp(finding)["overselling"] == 1.0
 

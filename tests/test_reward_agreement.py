@@ -44,7 +44,7 @@ def test_dev_agreement_and_signs(dev):
     # signature block of three short lines (closing, name, role) is no unfinished sentence, 0.9883 with the sender's
     # reading of a wording quoted back and a planned wording's content; 0.9856 with h16 (495) before round seventeen,
     # 0.9871 once in-role offers nobody asked for and texts for someone else are off target, 0.9876 with the point a
-    # sender comes back to in other forms
+    # sender comes back to in other forms, 0.9878 with a look at the matter and what it found
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence;
     # h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's and h16's 30 of
@@ -66,7 +66,7 @@ def test_dev_agreement_and_signs(dev):
     # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures; 784
     # of 815 with h15 before round sixteen (0.962), 785 once a signature block of three lines is read as one; 836 of
     # 875 with h16 (0.955)
-    assert dev.rate("invented") >= 586 / 617  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 587 / 617  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
@@ -74,12 +74,13 @@ def test_dev_agreement_and_signs(dev):
     # 497 with h14 before round fifteen, 479 once a sign-off in every layout is no unfinished sentence, 480 with a team
     # member writing to someone else; 530 of 557 with h15 before round sixteen, 534 once a signature block of three
     # lines is read as one, 535 with h15-13's careful reply read right; 585 of 617 with h16, 586 once h16-28's plain
-    # reply takes up the count it answers
-    assert dev.share_below_zero("invented") >= 134 / 307  # 53 of 127 before round eleven, 54 after; 62 of 157 with
+    # reply takes up the count it answers, 587 with a look at the matter and what it found
+    assert dev.share_below_zero("invented") >= 136 / 307  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
     # 247 with h14 before round fifteen, 101 with a delivery reported as under way (h7-07's "new sealed cables are in
     # the post"); 119 of 277 with h15; 136 of 307 with h16, 134 once a term said in more than one form counts past
-    # the limit (h16-28's and h10-21's inventions take up the feedback's point, and report work as done once)
+    # the limit (h16-28's and h10-21's inventions take up the feedback's point, and report work as done once), 136
+    # with a look at the matter and what it found in one sentence (h16-28's and h16-22's)
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
