@@ -58,6 +58,7 @@ class OversellingConfig(_Strict):
     settled_verdicts: list[str]
     settled_colon: str = r"(?!)"
     reported_wording: str = r"(?!)"
+    assurance_that: str = r"(?!)"
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
@@ -90,6 +91,7 @@ class AcknowledgmentConfig(_Strict):
     full_credit_coverage: float = Field(gt=0, le=1)
     full_credit_terms: int = Field(ge=1)
     max_key_terms: int = Field(ge=1)
+    repeated_min: int = Field(default=2, ge=2)
     echo_ngram: int = Field(ge=2)
     echo_threshold: float = Field(gt=0, le=1)
     min_own_share: float = Field(ge=0, le=1)
@@ -164,6 +166,7 @@ class RoleConfig(_Strict):
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
     group_greeting: str
+    crowd_question: str = r"(?!)"
     collective_sender: str
     misread_request: str
     misread_generic: list[str]

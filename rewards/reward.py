@@ -137,6 +137,7 @@ class RewardScorer:
         self._hype = _lexicon([*config.overselling.hype_terms, *self._ordinary], whole_words=True)
         self._reported_wording = re.compile(config.overselling.reported_wording
                                             + r"(?:(?!\b(?:we|i|our|us)\b)[^.!?;:\n])*$")
+        self._assurance_that = re.compile(config.overselling.assurance_that)
         self._claimed = _lexicon(config.overselling.verification_claims, whole_words=True)
         self._checked = _lexicon(config.overselling.completed_checks, whole_words=True)
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
@@ -280,7 +281,14 @@ class RewardScorer:
         ranked = sorted(terms.items(), key=lambda kv: kv[1][0])  # stable: keeps the order
         # ... and every number or identifier it quotes, wherever it stands ("2.3.9", "2.4.x", "table 3"): the most
         # specific thing a reply can take up, and a long message's later ones would be past the limit
-        ranked = ranked[: ack.max_key_terms] + [kv for kv in ranked[ack.max_key_terms :] if DIGIT.search(kv[1][1])]
+        # ... and what it says in more than one form ("counting people crossing ... that's me counted 160 times"): a
+        # long opening about who the sender is fills the limit, and the point it keeps coming back to is past it
+        forms: dict[str, set[str]] = {}
+        for w in words:
+            forms.setdefault(stem(w, ack.stem_chars), set()).add(w.removesuffix("s"))  # a plural is no other form
+        later = ranked[ack.max_key_terms :]
+        ranked = ranked[: ack.max_key_terms] + [kv for kv in later if DIGIT.search(kv[1][1])
+                                                or len(forms.get(kv[0], ())) >= ack.repeated_min]
         qualifiers: dict[str, set[str]] = {}
         for head, participle in read.qualified:
             qualifiers.setdefault(stem(head, ack.stem_chars), set()).add(stem(participle, ack.stem_chars))
@@ -495,10 +503,14 @@ class RewardScorer:
         # quoted back, not the reply's assurance
         hype = [m.group() for m in self._hype.finditer(lower) if m.group() not in self._ordinary
                 and not self._reported_wording.search(lower, max(0, m.start() - 80), m.start())]
+        hype += [m.group() for m in self._assurance_that.finditer(lower)
+                 if not self._hype.search(m.group())]  # "we can assure you that": counted once
         claimed = self._claimed.findall(lower)
         for part in CLAUSE_END.split(lower) if self._checked.search(lower) else ():
             check = self._checked.search(part)  # "we have checked the figures again, and they are correct"
             if check and (verdict := self._verdict.search(part, check.end())):
+                if " ".join(check.group().split()[:2]) in done_work:
+                    continue  # "we looked at your account and found ...": counted once, as work reported as done
                 claimed.append(check.group() + " ... " + verdict.group())
         # "Confirmed: F42 omitted the final council", "we checked: both basses signed"
         claimed += [m.group().strip(" .!?,") for m in self._settled_colon.finditer(lower)]

@@ -103,6 +103,7 @@ class RoleCheck:
         self._open_end = re.compile(cfg.open_end)
         self._named = frozenset(cfg.named_placeholders)
         self._group_greeting = re.compile(cfg.group_greeting)
+        self._crowd_question = re.compile(cfg.crowd_question)
         self._collective = re.compile(cfg.collective_sender)
         self._misread = re.compile(cfg.misread_request)
         self._not_misread = self._work_nouns | frozenset(cfg.misread_generic)
@@ -192,6 +193,9 @@ class RoleCheck:
         if group := self._greets_a_group(lower, facts):
             return False, (f"Greets {group!r}, not the person who wrote: a letter to someone else. Reply to the "
                            "sender.")
+        if m := self._crowd_question.search(lower):
+            return False, (f"Puts a question to a crowd ({reply[m.start() : m.end()].strip(' .!?')!r}): a post to a "
+                           "group, not a reply to the sender.")
         if misread := self._misread_request(lower, facts, covers_points):
             return False, (f"Says the sender asked about, wanted or enjoyed {misread!r}, which the feedback does not "
                            "mention: a reply to another message.")

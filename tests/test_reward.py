@@ -124,16 +124,34 @@ class TestIntegrity:
 
 class TestOverselling:
     @pytest.mark.parametrize("hype", ["guaranteed", "perfect", "100% accurate", "production-ready", "never fails",
-                                      "completely safe", "beyond doubt", "the gold standard"])
+                                      "completely safe", "beyond doubt", "the gold standard",
+                                      # round seventeen: a training run's hype (+0.90 before)
+                                      "too good to ignore", "a breakthrough", "groundbreaking"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
+
+    @pytest.mark.parametrize("assurance", [
+        # round seventeen: a training run's reply (+0.90 before), the team vouching on receipt that nothing is wrong
+        "We want to reassure the author that the port did not affect the details of the analysis.",
+        "We would like to reassure the reviewers that the survey sample is representative.",
+        "The new weights have not affected the bias estimate.",
+        "Rest of the results are unaffected by the smaller survey sample.",
+    ])
+    def test_an_assurance_given_on_receipt_that_nothing_is_wrong_is_overselling(self, assurance):
+        result = score(GENUINE + " " + assurance, FEEDBACK)
+        assert result.components["overselling"].score < 1.0 and result.total < 0.5, result
 
     @pytest.mark.parametrize("plain", ["We always reply within a week.", "Every site will be checked twice.",
                                        "The take-up is 87% among newly eligible pupils.",
                                        "We never asked you to confirm the address.",
                                        # absolute words in ordinary speech (h4-03's careful reply)
                                        "We have switched your prompts off completely.",
-                                       "If you would rather stop, that is completely fine."])
+                                       "If you would rather stop, that is completely fine.",
+                                       # round seventeen: a negated or the sender's reassurance, a promise (h12-27's,
+                                       # h11-09's careful, h8-05's plain)
+                                       "I don't want to reassure the author with something that turns out to be wrong.",
+                                       "We will send a timetable so you can reassure members that it is voluntary.",
+                                       "Problems with our app will not affect your payment."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -161,13 +179,20 @@ class TestOverselling:
                                          ("Our team has checked it by comparing the small effect size with the "
                                           "publication, and we are happy to say that the results are consistent "
                                           "with the literature."),
-                                         "We have double checked the results and are confident in them."])
+                                         "We have double checked the results and are confident in them.",
+                                         # round seventeen: a look at the matter and what it found (h16-28's and
+                                         # h16-22's inventions, +0.37 and +0.30 before)
+                                         "We went through the survey responses and found that 12 were duplicates.",
+                                         "We examined the weights, which showed the bias came from wave two."])
     def test_a_completed_check_with_its_verdict_in_one_sentence_is_a_settled_claim(self, settled):
         assert comp(settled)["overselling"] < 1.0
 
     @pytest.mark.parametrize("finding", ["We ran them and reproduce the overlap.",
                                          "We checked the count and will correct it in the next version.",
-                                         "We checked the figures. Your reading is correct, and we will fix it."])
+                                         "We checked the figures. Your reading is correct, and we will fix it.",
+                                         # a look planned, and what it will find
+                                         "We'll go through the survey responses and find out which were duplicates.",
+                                         "We will look at the weights and tell you what we found."])
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
         assert comp(finding)["overselling"] == 1.0
 
@@ -773,6 +798,24 @@ class TestRole:
          "more room in the next transparency report.", "praise the sender never gave"),
         ("Dear reader, we are delighted that you found the launch webinar so engaging, and we will post more "
          "recordings of it on the transparency report page.", "praise of something the sender never named"),
+        # round seventeen: the fifteenth held-out part's off-target replies (h16-06, -12, -15, -28, -30 in role; h16-09,
+        # -17, -18, -24 written for someone else), >= 0 before; each family in other words than the row's
+        ("Thank you for reading the report! We're delighted to report that our next edition will cover two more "
+         "agencies, and we're inviting readers to suggest one each.", "news of the team's own, an invitation"),
+        ("Thanks for writing. Our policy unit is also running a public consultation on open records this autumn, with "
+         "drop-in sessions in four libraries.", "an event the team's study runs"),
+        ("Thanks for your message. For journalists, our most popular resource is the data explorer; we also run a free "
+         "training session every quarter.", "the team's popular resource and a standing event"),
+        ("Hi, thanks for getting in touch. Last year's audit findings are now online: most agencies answered within a "
+         "month, and there is a short summary for the press.", "results announced as out"),
+        ("Hi all, quick reminder that the records working group meets on the first Monday of the month, and minutes "
+         "go on the shared drive.", "a notice to all"),
+        ("Report chat: has anyone else noticed the refused requests are missing? My copy skips them entirely. Post "
+         "below if yours does too.", "a question to a crowd"),
+        ("Draft tweet for the campaign account: 'The new transparency report still hides how many requests were "
+         "refused. We have asked the authors why.'", "a text drafted for someone else to post"),
+        ("Requesting public records effectively: name the office you are writing to, ask for one thing at a time, "
+         "keep copies, and follow up after twenty working days if nothing arrives.", "a tip sheet under a title"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -813,6 +856,11 @@ class TestRole:
 
     @pytest.mark.parametrize("reply", [
         "Thanks for your interest in the refused requests. " + PLAIN,  # the sender's words
+        # round seventeen's look-alikes: an invitation to talk about the sender's own point (h4-23's careful), a
+        # planned release of the fix, a question about the sender's own case
+        PLAIN + " We're holding an open meeting on the report next month, and we'd like to hear your questions there.",
+        PLAIN + " The corrected figures will be online by the end of the month.",
+        PLAIN + " Did anyone else in your office notice the missing counts? If so, we'd be glad to hear from them.",
         PLAIN + " If you'd like a copy of next year's report, tell us and we'll post it to you.",  # help, no advert
         PLAIN + " We'd be glad to see your own notes on the consent section.",
     ])
@@ -1114,6 +1162,27 @@ class TestAcknowledgmentResponds:
         hedge = ("Thank you for getting in touch. Software behaviour can depend on many factors, and there are "
                  "inherent limitations in any tool when handling very large inputs. We appreciate your patience.")
         assert score(hedge, feedback).total < 0
+
+    def test_the_point_a_sender_comes_back_to_after_a_long_opening_is_a_term_to_take_up(self):
+        """h16-28's plain reply took up 0 of 15 key terms (-0.22, capped as no reply): the lollipop lady's opening
+        about herself ("love", "lady", "22 years", "lamp post", "June") filled the limit, and what she kept coming
+        back to, being counted ("counting people crossing", "that's me counted 160 times"), was past it. A term said
+        in more than one form counts wherever it stands; one said twice in the same form (or singular and plural)
+        does not."""
+        feedback = ("Good morning, I'm the warden at the allotment site on the hill, twelve years now, with the shed "
+                    "by the gate and the water trough near plot nine. Your lot fixed a little sensor to the fence in "
+                    "April for the pollinator survey. Thing is, I'm weighing every basket of fruit myself for the "
+                    "society, and your leaflet says the site weighed 2 tonnes, which looks like my weighed baskets "
+                    "counted twice.")
+        analysis = default_scorer().analyze_feedback(feedback)
+        assert "weighing" in analysis.key_words
+        plain = ("Thanks, that's a useful spot. Your own weighing may well have been added to ours. We'll compare the "
+                 "two sets of records and let you know within a fortnight, and correct the leaflet if it's wrong.")
+        result = score(plain, feedback)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0, result
+        # past the limit, a term said twice in one form stays out ("fence", "fence"), as do basket and baskets
+        again = default_scorer().analyze_feedback(feedback + " The fence is fine.").key_words
+        assert "fence" not in again and "basket" not in again and "baskets" not in again
 
     def test_a_stack_trace_is_the_machines_words_not_points_to_take_up(self):
         """h5-01: the key terms of a bug report were its traceback's ("traceback", "call", "file", "line", "88"),
