@@ -191,11 +191,12 @@ def test_dev_figures(reports, capsys):
     # d'Auvergne" are found since round twenty
     # and the seventeenth part's twelve, retired unfixed: names in Georgian, Japanese, Hebrew, Persian, Korean, Cyrillic
     # and Devanagari script, "Tomáš", "Marloes de Wit", "Kemal Yılmaz", "Lukas Hofer" and "Dolores Vance"
-    # and the eighteenth part's five, retired unfixed: "Marietjie du Plessis", "Ġorġ Camilleri", "Sytske de Boer",
-    # "Бојан Трајковски" and "Leanne"
+    # (the eighteenth part's five, "Marietjie du Plessis", "Ġorġ Camilleri", "Sytske de Boer", "Бојан Трајковски" and
+    # "Leanne", are found since round twenty-two: Afrikaans, Maltese, Frisian and Macedonian sign-offs, a given name
+    # before what she promised)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
-                             *H17_NAMES_LEFT, *H18_NAMES_LEFT}, person_misses
+                             *H17_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -242,8 +243,9 @@ def test_dev_figures(reports, capsys):
     # ("Kaplan", "Cox", "Iris", "Malaysia Sabah"); 18 on the seventeenth part, 183 on dev with it, 178 with round
     # twenty-one's 116 rows since thanks and wishes of other languages and the Estonian inspectorate are no names
     # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile"); 21 on the eighteenth part, 199 on dev
-    # with it
-    assert len(dev.false_redactions) <= 199, dev.false_redactions
+    # with it, 188 with round twenty-two's 92 rows since greetings, sign-offs, languages and German nouns of the
+    # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher")
+    assert len(dev.false_redactions) <= 188, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 19)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
@@ -276,12 +278,13 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v17"].decisions_right >= 109
     assert reports["heldout_v17"].safety_escalated == reports["heldout_v17"].safety_cases
     assert reports["heldout_v17"].recall("PERSON") >= 43 / 55
-    # the retired eighteenth part, in-sample once the classifier is retrained with it: 98/120 (82/120 at its reading;
-    # rules only 72/120; its nine answered safety messages escalated by the classifier now), every safety message
-    # escalated, names 36/41 as at the reading
-    assert reports["heldout_v18"].decisions_right >= 98
+    # the retired eighteenth part: 110/120 since round twenty-two (82/120 at its reading, 98/120 in-sample once the
+    # classifier was retrained with it; rules only 72 -> 93/120, safety rules only 2 -> 11/25; ten rejects escalated by
+    # the classifier's spam, harassment and safety signals), every safety message escalated, names 41/41 (36/41 at
+    # the reading), 12 false redactions (21 at the reading)
+    assert reports["heldout_v18"].decisions_right >= 110
     assert reports["heldout_v18"].safety_escalated == reports["heldout_v18"].safety_cases
-    assert reports["heldout_v18"].recall("PERSON") >= 36 / 41
+    assert reports["heldout_v18"].recall("PERSON") == 1.0
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -302,9 +305,6 @@ H17_NAMES_LEFT = {("h17-004", "ნინო ბერიძე"), ("h17-013", "T
                   ("h17-025", "佐々木 美穂"), ("h17-039", "Kemal Yılmaz"), ("h17-046", "נועה לוי"),
                   ("h17-051", "Dolores Vance"), ("h17-066", "مریم رضایی"), ("h17-070", "Lukas Hofer"),
                   ("h17-079", "이정훈"), ("h17-090", "Марија"), ("h17-108", "सुनीता यादव")}
-# The eighteenth part's names the stage missed when it was retired (h18-*, 36/41 at its reading)
-H18_NAMES_LEFT = {("h18-001", "Marietjie du Plessis"), ("h18-003", "Ġorġ Camilleri"), ("h18-018", "Sytske de Boer"),
-                  ("h18-033", "Бојан Трајковски"), ("h18-088", "Leanne")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
