@@ -279,7 +279,7 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v17"].safety_escalated == reports["heldout_v17"].safety_cases
     assert reports["heldout_v17"].recall("PERSON") >= 43 / 55
     # the retired eighteenth part: 110/120 since round twenty-two (82/120 at its reading, 98/120 in-sample once the
-    # classifier was retrained with it; rules only 72 -> 93/120, safety rules only 2 -> 11/25; ten rejects escalated by
+    # classifier was retrained with it; rules only 72 -> 105/120, safety rules only 2 -> 23/25; ten rejects escalated by
     # the classifier's spam, harassment and safety signals), every safety message escalated, names 41/41 (36/41 at
     # the reading), 12 false redactions (21 at the reading)
     assert reports["heldout_v18"].decisions_right >= 110
