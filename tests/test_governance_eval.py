@@ -243,7 +243,7 @@ def test_dev_figures(reports, capsys):
     # ("Kaplan", "Cox", "Iris", "Malaysia Sabah"); 18 on the seventeenth part, 183 on dev with it, 178 with round
     # twenty-one's 116 rows since thanks and wishes of other languages and the Estonian inspectorate are no names
     # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile"); 21 on the eighteenth part, 199 on dev
-    # with it, 188 with round twenty-two's 92 rows since greetings, sign-offs, languages and German nouns of the
+    # with it, 188 with round twenty-two's 112 rows since greetings, sign-offs, languages and German nouns of the
     # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher")
     assert len(dev.false_redactions) <= 188, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 19)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
