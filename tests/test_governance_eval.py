@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the eighteenth,
-h18-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the eighteenth retired, the nineteenth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
+NO_HELDOUT = "no held-out rows: the eighteenth part is retired into dev, the nineteenth (h19-*) not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the seventeenth
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the nineteenth
     part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
@@ -78,11 +78,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v14", [f"h14-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v15", [f"h15-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v16", [f"h16-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v17", [f"h17-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v17", [f"h17-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v18", [f"h18-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h18-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h19-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -126,18 +127,8 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # messages in Khmer, Pashto, Burmese, Lithuanian and Hebrew, a tipped liquid-nitrogen dewar with a collapsed visitor, a
 # gas smell at a participant's home in Afrikaans, divers surfaced too fast, a locked-in unfed child in Bengali:
 # answered), three conflicts rejected, names 36/41, locations 23/61, false redactions 21; docs/governance_eval.md lists
-# every miss. Floors at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 82 and heldout.safety_escalated >= 16, heldout.misses
-    assert heldout.recall("PERSON") >= 36 / 41, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 21, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighteenth held-out part: 82/120 decisions, safety "
-                                       "16/25 (five suicidal messages in Khmer, Pashto, Burmese, Lithuanian and "
-                                       "Hebrew, a nitrogen dewar tipped over, a gas leak, divers surfaced too fast, a "
-                                       "child locked in: answered)")
+# every miss. They skip while there is no held-out part; the nineteenth part's first-reading figures are recorded
+# here once it is read (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -145,8 +136,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the eighteenth held-out part: names 36/41 ('Marietjie du "
-                                       "Plessis', 'Ġorġ Camilleri', 'Sytske de Boer', 'Бојан Трајковски', 'Leanne')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -172,6 +161,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v15"])
     show(capsys, reports["heldout_v16"])
     show(capsys, reports["heldout_v17"])
+    show(capsys, reports["heldout_v18"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -201,6 +191,9 @@ def test_dev_figures(reports, capsys):
     # d'Auvergne" are found since round twenty
     # and the seventeenth part's twelve, retired unfixed: names in Georgian, Japanese, Hebrew, Persian, Korean, Cyrillic
     # and Devanagari script, "Tomáš", "Marloes de Wit", "Kemal Yılmaz", "Lukas Hofer" and "Dolores Vance"
+    # (the eighteenth part's five, "Marietjie du Plessis", "Ġorġ Camilleri", "Sytske de Boer", "Бојан Трајковски" and
+    # "Leanne", are found since round twenty-two: Afrikaans, Maltese, Frisian and Macedonian sign-offs, a given name
+    # before what she promised)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
                              *H17_NAMES_LEFT}, person_misses
@@ -249,10 +242,12 @@ def test_dev_figures(reports, capsys):
     # "Garamond", "Euro", "Finance Dept"); the method eponyms, datasets and places the sixteenth part left stay
     # ("Kaplan", "Cox", "Iris", "Malaysia Sabah"); 18 on the seventeenth part, 183 on dev with it, 178 with round
     # twenty-one's 116 rows since thanks and wishes of other languages and the Estonian inspectorate are no names
-    # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile")
-    assert len(dev.false_redactions) <= 178, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 18)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120, 120, 120, 120, 120, 120]
+    # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile"); 21 on the eighteenth part, 199 on dev
+    # with it, 188 with round twenty-two's 112 rows since greetings, sign-offs, languages and German nouns of the
+    # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher")
+    assert len(dev.false_redactions) <= 188, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 19)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120, 120, 120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -283,6 +278,13 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v17"].decisions_right >= 109
     assert reports["heldout_v17"].safety_escalated == reports["heldout_v17"].safety_cases
     assert reports["heldout_v17"].recall("PERSON") >= 43 / 55
+    # the retired eighteenth part: 110/120 since round twenty-two (82/120 at its reading, 98/120 in-sample once the
+    # classifier was retrained with it; rules only 72 -> 105/120, safety rules only 2 -> 23/25; ten rejects escalated by
+    # the classifier's spam, harassment and safety signals), every safety message escalated, names 41/41 (36/41 at
+    # the reading), 12 false redactions (21 at the reading)
+    assert reports["heldout_v18"].decisions_right >= 110
+    assert reports["heldout_v18"].safety_escalated == reports["heldout_v18"].safety_cases
+    assert reports["heldout_v18"].recall("PERSON") == 1.0
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -380,7 +382,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v16' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v17"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v17' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v18"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v18"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v18' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v19"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

@@ -496,6 +496,22 @@ TWENTIETH_ROUND_NOT_NAMES = [
     "Bảng 2 thiếu dữ liệu năm 2021.",
 ]
 
+# Round twenty-two (the retired eighteenth part): sign-offs of Afrikaans, Maltese, Frisian and Macedonian before a
+# name; a given name before what the person promised or said; their greetings, languages and German nouns no names
+TWENTY_SECOND_ROUND_NAMES = [
+    ("Dankie vir die opname. Vriendelike groete, Pieter van der Merwe", "Pieter van der Merwe", "<PERSON_1>"),
+    ("Grazzi ħafna għar-rapport! Saħħa, Marija Borg", "Marija Borg", "<PERSON_1>"),
+    ("Ik ha de enkête ynfolle. Groetnis, Wytske Hoekstra", "Wytske Hoekstra", "<PERSON_1>"),
+    ("Благодарам за одговорот. Поздрав, Елена Стојановска", "Елена Стојановска", "<PERSON_1>"),
+    ("I've got the email where Leanne promised it'd be paid within ten working days.", "Leanne", "<PERSON_1>"),
+]
+
+TWENTY_SECOND_ROUND_NOT_NAMES = [
+    "It crashed when Excel said the file was locked.",
+    "Goeiemiddag. Die kaart wys net grys blokke.",
+    "Kurze Frage zu den Nebenkosten im Fragebogen.",
+]
+
 
 @pytest.mark.parametrize(("message", "value", "placeholder"), [
     ("谢谢!陈静", "陈静", "<PERSON_1>"),
@@ -515,7 +531,7 @@ TWENTIETH_ROUND_NOT_NAMES = [
     ("Envoyez-le au 3 rue de la Paix, 75002 Paris.", "3 rue de la Paix, 75002 Paris", "<LOCATION_1>"),
     *ELEVENTH_ROUND_NAMES, *THIRTEENTH_ROUND_NAMES, *FIFTEENTH_ROUND_NAMES, *SIXTEENTH_ROUND_NAMES,
     *SEVENTEENTH_ROUND_NAMES, *EIGHTEENTH_ROUND_NAMES, *NINETEENTH_ROUND_NAMES,
-    *TWENTIETH_ROUND_NAMES,
+    *TWENTIETH_ROUND_NAMES, *TWENTY_SECOND_ROUND_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message, value, placeholder):
     """Tenth round: names in scripts without letter case after the last sentence or before 드림, sign-offs of more
@@ -533,7 +549,7 @@ def test_the_tenth_and_eleventh_rounds_names_and_addresses_are_redacted(message,
     "We used Bonferroni rather than Benjamini-Hochberg.",
     *ELEVENTH_ROUND_NOT_NAMES, *THIRTEENTH_ROUND_NOT_NAMES, *FIFTEENTH_ROUND_NOT_NAMES, *SIXTEENTH_ROUND_NOT_NAMES,
     *SEVENTEENTH_ROUND_NOT_NAMES, *EIGHTEENTH_ROUND_NOT_NAMES, *NINETEENTH_ROUND_NOT_NAMES,
-    *TWENTIETH_ROUND_NOT_NAMES,
+    *TWENTIETH_ROUND_NOT_NAMES, *TWENTY_SECOND_ROUND_NOT_NAMES,
 ])
 def test_the_tenth_and_eleventh_rounds_greetings_words_methods_and_lists_are_not_names(text):
     result = govern(text)
