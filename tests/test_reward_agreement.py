@@ -158,17 +158,32 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The fifteenth
-    (h16-*, given the kinds, the format, the on-receipt setting and the styles already used, and asked for sign-offs in
-    every layout, blocks of two or three lines too, in-role off-target replies and inventions stated flatly) was read
-    once (0.943; 0.950 once two placeholders its brief named by Presidio's types were renamed) and is dev now
-    (`heldout_v15`; docs/reward.md). Until the sixteenth (h17-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the sixteenth (h17-*), written blind (given the kinds, the format, the on-receipt setting and
+    the styles already used, and asked for sign-offs in every layout, in-role off-target replies and inventions stated
+    flatly) and read once, before any change made for it, on the reward after round seventeen: agreement 0.919,
+    genuine above invented 42/60, careful above salad 30/30, careful >= 0 28/30, plain >= 0 29/30, salad, hedge, echo
+    and placeholder < 0 30/30, off-target < 0 25/30, oversold < 0 25/30, invented < 0 7/30. Floors at that reading
+    (docs/reward.md). The fifteenth (h16-*) is dev now (`heldout_v15`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.915  # 0.919
+    assert heldout.rate("invented") >= 0.69  # 42 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 25 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the sixteenth held-out part: agreement 0.919; 2 careful "
+                                       "replies < 0 (a sign-off of a team's name alone, or a name and a role with a "
+                                       "comma, read as a sentence cut off), 1 plain < 0, 5 off-target replies >= 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
