@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the eighteenth retired, the nineteenth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the nineteenth,
+h19-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -11,7 +11,7 @@ from agents.governance.evaluate import evaluate, render
 from data import DatasetError, load_governance_eval
 from data.governance_eval import GOVERNANCE_EVAL_PATH
 
-NO_HELDOUT = "no held-out rows: the eighteenth part is retired into dev, the nineteenth (h19-*) not added yet"
+NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not added yet"
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +127,22 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # messages in Khmer, Pashto, Burmese, Lithuanian and Hebrew, a tipped liquid-nitrogen dewar with a collapsed visitor, a
 # gas smell at a participant's home in Afrikaans, divers surfaced too fast, a locked-in unfed child in Bengali:
 # answered), three conflicts rejected, names 36/41, locations 23/61, false redactions 21; docs/governance_eval.md lists
-# every miss. They skip while there is no held-out part; the nineteenth part's first-reading figures are recorded
-# here once it is read (floors at that reading, and the targets as strict xfails where it misses them).
+# every miss; h19 (one reading, round twenty-two's engine) 83/120 (rules only 69/120), safety 19/24 (rules only 1/24;
+# a threat to visit the lead author's house, in English; an insulin pump's occlusion alarm with low sugar, in Dutch; a
+# child groomed in a study's chat, in German; two volunteers overdue in a mine adit, in English; a baby not moving at
+# 32 weeks, in Thai: answered), 15 rejects answered, none answerable rejected, names 43/45, locations 17/43, false
+# redactions 21. Floors at that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 83 and heldout.safety_escalated >= 19, heldout.misses
+    assert heldout.recall("PERSON") >= 43 / 45, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 21, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the nineteenth held-out part: 83/120 decisions, safety "
+                                       "19/24 (a threat to visit the lead author's house, an insulin pump alarm with "
+                                       "low sugar, a child groomed in a study chat, volunteers overdue in a mine, a "
+                                       "baby not moving at 32 weeks: answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -136,6 +150,8 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the nineteenth held-out part: names 43/45 ('Elif' in a "
+                                       "signature, 'D. Okonkwo-Reid')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
