@@ -417,6 +417,8 @@ def test_a_reply_cut_mid_sentence_or_greeting_an_invented_name_fails_the_role_ga
     "Amy, study researcher", "Dr Ruth Okafor, editor", "Love from Kate at the bird project", "— the data team",
     "Finn", "Dr Maya Singh", "Noor, UrbanSight Lab", "Anil, on call", "Professor Jane Morley, study lead",
     "Priya, river-kit coordinator", "The survey team",
+    "Index team", "Flood modelling team", "Survey team",  # a team's name alone (h17-20, dev since), named for its
+    # topic, which the reply writes in lower case
 ])
 def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signature):
     # the twelfth reader part (h13-*, dev since): 25 careful replies ended so, each read as a sentence cut off
@@ -430,6 +432,7 @@ def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signatur
     "\n\nPlease",
     "\n\nAmy, 07700 900123",  # a contact detail is no role
     "\n\nAmy, amy@survey-lab",
+    "\n\nOur team",  # a sentence's opener before "team" is no team's name
 ])
 def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
     assert comp(GENUINE + tail)["role"] == -1.0
@@ -480,6 +483,8 @@ def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tai
     "\n\nThanks again,\nThe follow-up team\nUniversity survey unit",
     "\n\nNoor Haddad\nData steward",  # a name and a role, no closing
     " Many thanks,\nBeatriz\nRecruitment office",  # the closing on the last sentence's line
+    "\n\nIngrid Dahl\nStudy lead, homing navigation project",  # a role line with a comma (h17-30, dev since)
+    "\n\nKind regards,\nTomasz\nData steward, sleep survey",
 ])
 def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     # the fourteenth reader part (h15-*, dev since): 4 careful replies signed so, each read as a sentence cut off
@@ -494,6 +499,8 @@ def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     "\n\nThe follow-up\nsurvey will",  # a sentence cut over two lines
     "\n\nMeanwhile\nthe survey",
     "\n\nBest wishes,\n[Your Name]\nStudy researcher",
+    "\n\nKind regards,\nTomasz\nStudy lead, we will send the",  # a comma, then a clause
+    "\n\nTomasz\nStudy lead, sleep survey, and the",  # a role line with two commas: a list cut off
 ])
 def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
     result = score(GENUINE + tail, FEEDBACK)

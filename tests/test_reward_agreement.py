@@ -45,6 +45,7 @@ def test_dev_agreement_and_signs(dev):
     # reading of a wording quoted back and a planned wording's content; 0.9856 with h16 (495) before round seventeen,
     # 0.9871 once in-role offers nobody asked for and texts for someone else are off target, 0.9876 with the point a
     # sender comes back to in other forms, 0.9878 with a look at the matter and what it found; 0.9832 with h17 (525)
+    # before round eighteen, 0.9843 once a team's name alone and a role line with a comma are signatures
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence;
     # h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's, h16's and
@@ -129,7 +130,7 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # count it answers, said by the sender as 'counting' and 'counted' past the limit of 14 terms, is a term)
     # the sixteenth part's first reading (dev since) added 3: h17-20's careful (a team's name alone after a blank line)
     # and h17-30's (a name placeholder over a role line with a comma), read as sentences cut off, and h17-13's plain
-    # (naming exactly what the sender asked for, read as an echo)
+    # (naming exactly what the sender asked for, read as an echo); the two careful ones pass since round eighteen
     twelfth = [f for f in failures if f[0].startswith("h13-")]
     thirteenth = [f for f in failures if f[0].startswith("h14-")]
     fourteenth = [f for f in failures if f[0].startswith("h15-")]
@@ -137,7 +138,7 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     sixteenth = [f for f in failures if f[0].startswith("h17-")]
     assert len(failures) - len(twelfth) - len(thirteenth) - len(fourteenth) - len(fifteenth) - len(sixteenth) <= 2
     assert not thirteenth and len(twelfth) <= 2, failures
-    assert len(fourteenth) <= 2 and not fifteenth and len(sixteenth) <= 3, failures
+    assert len(fourteenth) <= 2 and not fifteenth and len(sixteenth) <= 1, failures
     assert all("is not in the feedback" in why for i, _, why in failures
                if not i.startswith(("h13-", "h15-", "h16-", "h17-"))), failures
 
