@@ -126,7 +126,15 @@ class TestOverselling:
     @pytest.mark.parametrize("hype", ["guaranteed", "perfect", "100% accurate", "production-ready", "never fails",
                                       "completely safe", "beyond doubt", "the gold standard",
                                       # round seventeen: a training run's hype (+0.90 before)
-                                      "too good to ignore", "a breakthrough", "groundbreaking"])
+                                      "too good to ignore", "a breakthrough", "groundbreaking",
+                                      # round eighteen, by families (the sixteenth part's oversold replies, in
+                                      # other words): doubt ruled out, a question settled for good, correctness
+                                      # vouched for, "no ... whatsoever", superlatives of trust, boundless
+                                      # confidence, emphatic reassurance, standards followed to the letter
+                                      "right beyond all reasonable doubt", "settled once and for all",
+                                      "is completely correct", "of no impact whatsoever", "the most trusted tool",
+                                      "to be used with complete confidence", "so do not worry at all, it",
+                                      "built to the letter of the standard"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -151,7 +159,11 @@ class TestOverselling:
                                        # h11-09's careful, h8-05's plain)
                                        "I don't want to reassure the author with something that turns out to be wrong.",
                                        "We will send a timetable so you can reassure members that it is voluntary.",
-                                       "Problems with our app will not affect your payment."])
+                                       "Problems with our app will not affect your payment.",
+                                       # round eighteen: ordinary precision about the sender's corrections (h9-14's
+                                       # careful), the sender vouched right
+                                       "So that I get them exactly right, could you send the affiliation?",
+                                       "You're entirely correct that the legend lacks the units."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 

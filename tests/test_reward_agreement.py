@@ -45,12 +45,16 @@ def test_dev_agreement_and_signs(dev):
     # reading of a wording quoted back and a planned wording's content; 0.9856 with h16 (495) before round seventeen,
     # 0.9871 once in-role offers nobody asked for and texts for someone else are off target, 0.9876 with the point a
     # sender comes back to in other forms, 0.9878 with a look at the matter and what it found; 0.9832 with h17 (525)
-    # before round eighteen, 0.9843 once a team's name alone and a role line with a comma are signatures
+    # before round eighteen, 0.9843 once a team's name alone and a role line with a comma are signatures, 0.9849 with
+    # round eighteen's hype and assurance families
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's since
     # the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished sentence;
     # h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's, h16's and
     # h17's 30 of 30)
     assert dev.share_below_zero("placeholder") == 1.0
+    assert dev.share_below_zero("oversold") >= 505 / 525  # 494 of 525 with h17 before round eighteen's families of
+    # hype and assurance (doubt ruled out, "once and for all", correctness vouched for, "no ... whatsoever",
+    # superlatives of trust, boundless confidence, emphatic reassurance): 505, two hits or more each
     assert dev.share_below_zero("off_target") >= 486 / 533  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
