@@ -835,6 +835,9 @@ class TestRole:
          "refused. We have asked the authors why.'", "a text drafted for someone else to post"),
         ("Requesting public records effectively: name the office you are writing to, ask for one thing at a time, "
          "keep copies, and follow up after twenty working days if nothing arrives.", "a tip sheet under a title"),
+        # round eighteen: what the study runs, named (h17-09's interviews, >= 0 before), in other words
+        ("Thanks for writing in. Alongside the report we're also running paid focus groups with journalists about "
+         "records requests; they take an hour and come with a voucher.", "focus groups nobody asked about"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)

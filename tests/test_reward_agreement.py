@@ -55,7 +55,7 @@ def test_dev_agreement_and_signs(dev):
     assert dev.share_below_zero("oversold") >= 505 / 525  # 494 of 525 with h17 before round eighteen's families of
     # hype and assurance (doubt ruled out, "once and for all", correctness vouched for, "no ... whatsoever",
     # superlatives of trust, boundless confidence, emphatic reassurance): 505, two hits or more each
-    assert dev.share_below_zero("off_target") >= 486 / 533  # 283 of 293 before round ten's checks of news about a
+    assert dev.share_below_zero("off_target") >= 487 / 533  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
@@ -65,7 +65,8 @@ def test_dev_agreement_and_signs(dev):
     # fourteen's other people's question in the present tense ("Plenty of people ask how ..."): 380 (h13-08); h14 added
     # 23 of 30 (403 of 443); h15 added 28 of 30 (431 of 473); h16 added 21 of 30 (452 of 503); round seventeen's
     # news said as the team's pleasure, events its studies run, notices to all, posts drafted for others, tip sheets
-    # under a title and questions to a crowd: 461 (h16's nine); h17 added 25 of 30 (486 of 533)
+    # under a title and questions to a crowd: 461 (h16's nine); h17 added 25 of 30 (486 of 533); round eighteen's
+    # what a study runs, named ("running short interviews"): 487 (h17-09)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures; 715 of
     # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures; 784
