@@ -266,7 +266,8 @@ def test_the_fifteenth_part_meets_every_sign_target(dev_scored):
 @pytest.mark.xfail(strict=True, reason="the sixteenth part's first reading (dev since) missed issue #12's sign "
                                        "targets with 2 careful replies < 0 (a team's name alone after a blank "
                                        "line, a name placeholder over a role line with a comma: read as sentences "
-                                       "cut off), h17-13's plain < 0 (read as an echo) and 5 off-target replies "
-                                       ">= 0 (in role, offering what nobody asked for; an advert for the sender)")
+                                       "cut off; none since round eighteen), h17-13's plain < 0 (read as an echo) "
+                                       "and 5 off-target replies >= 0 (in role, offering what nobody asked for; an "
+                                       "advert for the sender; 4 still are)")
 def test_the_sixteenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v16")
