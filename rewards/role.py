@@ -289,9 +289,11 @@ class RoleCheck:
         # a signature block of up to `signature_block_lines` lines: a role on a line of its own under the name's line
         # ("With thanks,\nRuth\nCommunity history project", "Dr Amara Osei\nLookup maintainer") is read as the
         # name's role after a comma; a line that is a clause, a contact detail or a cut sentence is still no role
-        if (self._block_lines >= 3 and len(lines) > 2 and len(pieces) == 1 and "," not in last
+        if (self._block_lines >= 3 and len(lines) > 2 and len(pieces) == 1 and last.count(",") <= 1
                 and "," not in lines[-2] and not self._finished(lines[-2])):
-            return self._signed([*lines[:-2], f"{lines[-2]}, {last}"], lower_case)
+            # a role line with one comma ("Study lead, homing navigation project"): each part is a role
+            return all(self._signed([*lines[:-2], f"{lines[-2]}, {part.strip()}"], lower_case)
+                       for part in last.split(",") if part.strip())
         return False
 
     def _finished(self, text: str) -> bool:
@@ -314,7 +316,12 @@ class RoleCheck:
         if not (m := self._signature_re.match(text.strip())):
             return False
         name, role = m.group("name"), (m.group("role") or "").lower()
-        if not name.startswith("<") and not name.lower().endswith("team"):
+        if not name.startswith("<") and name.lower().endswith("team") and not name.lower().startswith("the"):
+            # a team's name alone ("Index team", named for its topic, which the reply may write in lower case: "the
+            # index is built ..."): its first word is no sentence's opener ("Our team")
+            if name.split()[0].lower() in self._not_name:
+                return False
+        elif not name.startswith("<") and not name.lower().endswith("team"):
             words = [w for w in name.split() if w.rstrip(".") not in TITLES]
             if not words or words[0].lower() in self._not_name or any(NOT_A_NAME.search(w) or w.lower() in lower_case
                                                           for w in words):

@@ -37,12 +37,12 @@ def test_size_kinds_and_splits(messages):
     for m in messages:
         assert len(m.replies) >= 8 and set(REQUIRED_KINDS) <= {r.kind for r in m.replies} <= set(KINDS), m.id
     splits = collections.Counter(m.split for m in messages)
-    # the sixteenth held-out part (h17-*) now; between two parts (one retired, the next not added yet) there is none
+    # between two held-out parts (the sixteenth, h17-*, retired; the seventeenth, h18-*, not added yet) there is none
     assert splits["heldout"] == 0 or (splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.95)
-    assert all(m.id.startswith("h17-") for m in messages if m.split == "heldout")
-    # the first fifteen held-out parts (h01-h24, h3-01-h3-30, h4-01-h4-30, h5-01-h5-30, h6-01-h6-30, h7-01-h7-30,
+    assert all(m.id.startswith("h18-") for m in messages if m.split == "heldout")
+    # the first sixteen held-out parts (h01-h24, h3-01-h3-30, h4-01-h4-30, h5-01-h5-30, h6-01-h6-30, h7-01-h7-30,
     # h8-01-h8-30, h9-01-h9-30, h10-01-h10-30, h11-01-h11-30, h12-01-h12-30, h13-01-h13-30, h14-01-h14-30,
-    # h15-01-h15-30, h16-01-h16-30) were read and tuned against: retired into dev with their ids, marked
+    # h15-01-h15-30, h16-01-h16-30, h17-01-h17-30) were read and tuned against: retired into dev with their ids, marked
     for origin, ids in (("heldout_v1", [f"h{i:02d}" for i in range(1, 25)]),
                         ("heldout_v2", [f"h3-{i:02d}" for i in range(1, 31)]),
                         ("heldout_v3", [f"h4-{i:02d}" for i in range(1, 31)]),
@@ -57,7 +57,8 @@ def test_size_kinds_and_splits(messages):
                         ("heldout_v12", [f"h13-{i:02d}" for i in range(1, 31)]),
                         ("heldout_v13", [f"h14-{i:02d}" for i in range(1, 31)]),
                         ("heldout_v14", [f"h15-{i:02d}" for i in range(1, 31)]),
-                        ("heldout_v15", [f"h16-{i:02d}" for i in range(1, 31)])):
+                        ("heldout_v15", [f"h16-{i:02d}" for i in range(1, 31)]),
+                        ("heldout_v16", [f"h17-{i:02d}" for i in range(1, 31)])):
         retired = [m for m in messages if m.origin == origin]
         assert [m.id for m in retired] == ids and {m.split for m in retired} == {"dev"}
     assert all(m.id.startswith("d") for m in messages if m.split == "dev" and m.origin is None)
@@ -114,7 +115,7 @@ def row(**change):
     (row(replies=[{"kind": "careful", "text": "fine"}]), ":2:", "missing plain"),
     (row(feedback=""), ":2:", "field 'feedback'"),
     (row(split="heldout", origin="heldout_v1"), ":2:", "is retired: its split must be 'dev'"),
-    (row(origin="heldout_v16"), ":2:", "field 'origin'"),
+    (row(origin="heldout_v17"), ":2:", "field 'origin'"),
     ('{"id": "d2", ', ":2:", "not valid JSON"),
 ])
 def test_loader_names_file_line_and_field(tmp_path, bad, where, what):

@@ -126,7 +126,15 @@ class TestOverselling:
     @pytest.mark.parametrize("hype", ["guaranteed", "perfect", "100% accurate", "production-ready", "never fails",
                                       "completely safe", "beyond doubt", "the gold standard",
                                       # round seventeen: a training run's hype (+0.90 before)
-                                      "too good to ignore", "a breakthrough", "groundbreaking"])
+                                      "too good to ignore", "a breakthrough", "groundbreaking",
+                                      # round eighteen, by families (the sixteenth part's oversold replies, in
+                                      # other words): doubt ruled out, a question settled for good, correctness
+                                      # vouched for, "no ... whatsoever", superlatives of trust, boundless
+                                      # confidence, emphatic reassurance, standards followed to the letter
+                                      "right beyond all reasonable doubt", "settled once and for all",
+                                      "is completely correct", "of no impact whatsoever", "the most trusted tool",
+                                      "to be used with complete confidence", "so do not worry at all, it",
+                                      "built to the letter of the standard"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -151,7 +159,11 @@ class TestOverselling:
                                        # h11-09's careful, h8-05's plain)
                                        "I don't want to reassure the author with something that turns out to be wrong.",
                                        "We will send a timetable so you can reassure members that it is voluntary.",
-                                       "Problems with our app will not affect your payment."])
+                                       "Problems with our app will not affect your payment.",
+                                       # round eighteen: ordinary precision about the sender's corrections (h9-14's
+                                       # careful), the sender vouched right
+                                       "So that I get them exactly right, could you send the affiliation?",
+                                       "You're entirely correct that the legend lacks the units."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -417,6 +429,8 @@ def test_a_reply_cut_mid_sentence_or_greeting_an_invented_name_fails_the_role_ga
     "Amy, study researcher", "Dr Ruth Okafor, editor", "Love from Kate at the bird project", "— the data team",
     "Finn", "Dr Maya Singh", "Noor, UrbanSight Lab", "Anil, on call", "Professor Jane Morley, study lead",
     "Priya, river-kit coordinator", "The survey team",
+    "Index team", "Flood modelling team", "Survey team",  # a team's name alone (h17-20, dev since), named for its
+    # topic, which the reply writes in lower case
 ])
 def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signature):
     # the twelfth reader part (h13-*, dev since): 25 careful replies ended so, each read as a sentence cut off
@@ -430,6 +444,7 @@ def test_a_team_members_sign_off_on_its_own_line_is_no_unfinished_reply(signatur
     "\n\nPlease",
     "\n\nAmy, 07700 900123",  # a contact detail is no role
     "\n\nAmy, amy@survey-lab",
+    "\n\nOur team",  # a sentence's opener before "team" is no team's name
 ])
 def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
     assert comp(GENUINE + tail)["role"] == -1.0
@@ -480,6 +495,8 @@ def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tai
     "\n\nThanks again,\nThe follow-up team\nUniversity survey unit",
     "\n\nNoor Haddad\nData steward",  # a name and a role, no closing
     " Many thanks,\nBeatriz\nRecruitment office",  # the closing on the last sentence's line
+    "\n\nIngrid Dahl\nStudy lead, homing navigation project",  # a role line with a comma (h17-30, dev since)
+    "\n\nKind regards,\nTomasz\nData steward, sleep survey",
 ])
 def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     # the fourteenth reader part (h15-*, dev since): 4 careful replies signed so, each read as a sentence cut off
@@ -494,6 +511,8 @@ def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     "\n\nThe follow-up\nsurvey will",  # a sentence cut over two lines
     "\n\nMeanwhile\nthe survey",
     "\n\nBest wishes,\n[Your Name]\nStudy researcher",
+    "\n\nKind regards,\nTomasz\nStudy lead, we will send the",  # a comma, then a clause
+    "\n\nTomasz\nStudy lead, sleep survey, and the",  # a role line with two commas: a list cut off
 ])
 def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
     result = score(GENUINE + tail, FEEDBACK)
@@ -816,6 +835,9 @@ class TestRole:
          "refused. We have asked the authors why.'", "a text drafted for someone else to post"),
         ("Requesting public records effectively: name the office you are writing to, ask for one thing at a time, "
          "keep copies, and follow up after twenty working days if nothing arrives.", "a tip sheet under a title"),
+        # round eighteen: what the study runs, named (h17-09's interviews, >= 0 before), in other words
+        ("Thanks for writing in. Alongside the report we're also running paid focus groups with journalists about "
+         "records requests; they take an hour and come with a voucher.", "focus groups nobody asked about"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
