@@ -168,16 +168,32 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The sixteenth
-    (h17-*, given the kinds, the format, the on-receipt setting and the styles already used, and asked for sign-offs in
-    every layout, in-role off-target replies and inventions stated flatly) was read once (0.919) and is dev now
-    (`heldout_v16`; docs/reward.md). Until the seventeenth (h18-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the seventeenth (h18-*), written blind (given the kinds, the format, the on-receipt setting
+    and the styles already used, and asked for sign-offs in every layout, in-role off-target replies and inventions
+    stated flatly) and read once, before any change made for it, on the reward after round eighteen: agreement 0.952,
+    genuine above invented 49/60, careful above salad 30/30, careful >= 0 28/30, plain >= 0 29/30, salad, echo and
+    placeholder < 0 30/30, off-target < 0 27/30, oversold < 0 27/30, hedge < 0 26/30, invented < 0 16/30. Floors at
+    that reading (docs/reward.md). The sixteenth (h17-*) is dev now (`heldout_v16`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.95  # 0.952
+    assert heldout.rate("invented") >= 0.81  # 49 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 27 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the seventeenth held-out part: 2 careful replies < 0 (a "
+                                       "sign-off block ending in a team's name with 'and' in it; a team member's own "
+                                       "email given as the point of contact), 1 plain < 0, 3 off-target replies >= 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
