@@ -252,8 +252,9 @@ def test_dev_figures(reports, capsys):
     # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile"); 21 on the eighteenth part, 199 on dev
     # with it, 188 with round twenty-two's 112 rows since greetings, sign-offs, languages and German nouns of the
     # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher"); 21 on the
-    # nineteenth part, 209 on dev with it
-    assert len(dev.false_redactions) <= 209, dev.false_redactions
+    # nineteenth part, 209 on dev with it, 219 with round twenty-three's family rows, which repeat the part's words
+    # ("Geld", "Wichtiger Hinweis", "Përshëndetje")
+    assert len(dev.false_redactions) <= 219, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 20)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
                                                                       120]
