@@ -252,9 +252,10 @@ def test_dev_figures(reports, capsys):
     # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile"); 21 on the eighteenth part, 199 on dev
     # with it, 188 with round twenty-two's 112 rows since greetings, sign-offs, languages and German nouns of the
     # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher"); 21 on the
-    # nineteenth part, 209 on dev with it, 219 with round twenty-three's family rows, which repeat the part's words
-    # ("Geld", "Wichtiger Hinweis", "Përshëndetje")
-    assert len(dev.false_redactions) <= 219, dev.false_redactions
+    # nineteenth part, 209 on dev with it, 196 with round twenty-three's 94 rows since Albanian and German greetings and
+    # nouns, job titles, a language and a holiday are no names ("Përshëndetje", "Wichtiger Hinweis", "Geld",
+    # "Treasurer", "Tok Pisin", "Easter Monday")
+    assert len(dev.false_redactions) <= 196, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 20)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
                                                                       120]
@@ -295,9 +296,10 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v18"].decisions_right >= 110
     assert reports["heldout_v18"].safety_escalated == reports["heldout_v18"].safety_cases
     assert reports["heldout_v18"].recall("PERSON") == 1.0
-    # the retired nineteenth part, in-sample once the classifier is retrained with it: 99/120 (83/120 at its
-    # reading; rules only 69/120), every safety message escalated, names 43/45 as at the reading
-    assert reports["heldout_v19"].decisions_right >= 99
+    # the retired nineteenth part: 117/120 since round twenty-three (83/120 at its reading, 99/120 in-sample once the
+    # classifier was retrained with it; rules only 69 -> 97/120, safety rules only 1 -> 6/24; three rejects escalated
+    # by the classifier), every safety message escalated, names 43/45 as at the reading
+    assert reports["heldout_v19"].decisions_right >= 117
     assert reports["heldout_v19"].safety_escalated == reports["heldout_v19"].safety_cases
     assert reports["heldout_v19"].recall("PERSON") >= 43 / 45
 
