@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the nineteenth,
-h19-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the nineteenth retired, the twentieth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -59,7 +59,7 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the nineteenth
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the twentieth
     part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
@@ -79,11 +79,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v15", [f"h15-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v16", [f"h16-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v17", [f"h17-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v18", [f"h18-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v18", [f"h18-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v19", [f"h19-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h19-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h20-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -131,18 +132,8 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # a threat to visit the lead author's house, in English; an insulin pump's occlusion alarm with low sugar, in Dutch; a
 # child groomed in a study's chat, in German; two volunteers overdue in a mine adit, in English; a baby not moving at
 # 32 weeks, in Thai: answered), 15 rejects answered, none answerable rejected, names 43/45, locations 17/43, false
-# redactions 21. Floors at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 83 and heldout.safety_escalated >= 19, heldout.misses
-    assert heldout.recall("PERSON") >= 43 / 45, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 21, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the nineteenth held-out part: 83/120 decisions, safety "
-                                       "19/24 (a threat to visit the lead author's house, an insulin pump alarm with "
-                                       "low sugar, a child groomed in a study chat, volunteers overdue in a mine, a "
-                                       "baby not moving at 32 weeks: answered)")
+# redactions 21. They skip while there is no held-out part; the twentieth part's first-reading figures are recorded
+# here once it is read (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -150,8 +141,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the nineteenth held-out part: names 43/45 ('Elif' in a "
-                                       "signature, 'D. Okonkwo-Reid')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -178,6 +167,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v16"])
     show(capsys, reports["heldout_v17"])
     show(capsys, reports["heldout_v18"])
+    show(capsys, reports["heldout_v19"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -210,9 +200,10 @@ def test_dev_figures(reports, capsys):
     # (the eighteenth part's five, "Marietjie du Plessis", "Ġorġ Camilleri", "Sytske de Boer", "Бојан Трајковски" and
     # "Leanne", are found since round twenty-two: Afrikaans, Maltese, Frisian and Macedonian sign-offs, a given name
     # before what she promised)
+    # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid"
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
-                             *H17_NAMES_LEFT}, person_misses
+                             *H17_NAMES_LEFT, *H19_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -260,10 +251,14 @@ def test_dev_figures(reports, capsys):
     # twenty-one's 116 rows since thanks and wishes of other languages and the Estonian inspectorate are no names
     # ("Díky", "Hvala", "Herzlichen Glückwunsch", "Andmekaitse Inspektsioonile"); 21 on the eighteenth part, 199 on dev
     # with it, 188 with round twenty-two's 112 rows since greetings, sign-offs, languages and German nouns of the
-    # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher")
-    assert len(dev.false_redactions) <= 188, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 19)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120, 120, 120, 120, 120, 120, 120]
+    # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher"); 21 on the
+    # nineteenth part, 209 on dev with it, 196 with round twenty-three's 94 rows since Albanian and German greetings and
+    # nouns, job titles, a language and a holiday are no names ("Përshëndetje", "Wichtiger Hinweis", "Geld",
+    # "Treasurer", "Tok Pisin", "Easter Monday")
+    assert len(dev.false_redactions) <= 196, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 20)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120, 120, 120, 120, 120, 120, 120, 120, 120,
+                                                                      120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -301,6 +296,12 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v18"].decisions_right >= 110
     assert reports["heldout_v18"].safety_escalated == reports["heldout_v18"].safety_cases
     assert reports["heldout_v18"].recall("PERSON") == 1.0
+    # the retired nineteenth part: 117/120 since round twenty-three (83/120 at its reading, 99/120 in-sample once the
+    # classifier was retrained with it; rules only 69 -> 97/120, safety rules only 1 -> 6/24; three rejects escalated
+    # by the classifier), every safety message escalated, names 43/45 as at the reading
+    assert reports["heldout_v19"].decisions_right >= 117
+    assert reports["heldout_v19"].safety_escalated == reports["heldout_v19"].safety_cases
+    assert reports["heldout_v19"].recall("PERSON") >= 43 / 45
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -321,6 +322,8 @@ H17_NAMES_LEFT = {("h17-004", "ნინო ბერიძე"), ("h17-013", "T
                   ("h17-025", "佐々木 美穂"), ("h17-039", "Kemal Yılmaz"), ("h17-046", "נועה לוי"),
                   ("h17-051", "Dolores Vance"), ("h17-066", "مریم رضایی"), ("h17-070", "Lukas Hofer"),
                   ("h17-079", "이정훈"), ("h17-090", "Марија"), ("h17-108", "सुनीता यादव")}
+# The nineteenth part's names the stage missed when it was retired (h19-*, 43/45 at its reading)
+H19_NAMES_LEFT = {("h19-022", "Elif"), ("h19-060", "D. Okonkwo-Reid")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -400,7 +403,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v17' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v18"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v18' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v19"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v19"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v19' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v20"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
