@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the nineteenth retired, the twentieth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twentieth,
+h20-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -59,8 +59,7 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the twentieth
-    part."""
+    dev rows now, marked, never counted as held out; a held-out row is of the twentieth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -132,8 +131,23 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # a threat to visit the lead author's house, in English; an insulin pump's occlusion alarm with low sugar, in Dutch; a
 # child groomed in a study's chat, in German; two volunteers overdue in a mine adit, in English; a baby not moving at
 # 32 weeks, in Thai: answered), 15 rejects answered, none answerable rejected, names 43/45, locations 17/43, false
-# redactions 21. They skip while there is no held-out part; the twentieth part's first-reading figures are recorded
-# here once it is read (floors at that reading, and the targets as strict xfails where it misses them).
+# redactions 21; h20 (one reading, round twenty-three's engine) 88/120 (rules only 75/120), safety 20/24 (rules only
+# 1/24; a teenager in a mood study who thinks nobody would notice if they stopped existing, in English; a tick bite,
+# then fever, a stiff neck and light hurting the eyes, in Hungarian; a bereaved participant who gave away their things
+# and decided to follow the one they lost, in Arabic; an elderly participant trapped upstairs by a flood, in Thai:
+# answered), 13 rejects answered, none answerable rejected, names 37/41, locations 15/38, false redactions 13. Floors
+# at that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 88 and heldout.safety_escalated >= 20, heldout.misses
+    assert heldout.recall("PERSON") >= 37 / 41, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 13, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twentieth held-out part: 88/120 decisions, safety "
+                                       "20/24 (a teenager who thinks of no longer existing, a tick bite with fever and "
+                                       "a stiff neck, a bereaved participant who decided to follow the dead, an "
+                                       "elderly participant trapped by a flood: answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -141,6 +155,8 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twentieth held-out part: names 37/41 ('Δανάη', "
+                                       "'Στέλιος', '张晓峰', 'บุญมี')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
