@@ -316,17 +316,29 @@ class RoleCheck:
         if not (m := self._signature_re.match(text.strip())):
             return False
         name, role = m.group("name"), (m.group("role") or "").lower()
-        if not name.startswith("<") and name.lower().endswith("team") and not name.lower().startswith("the"):
-            # a team's name alone ("Index team", named for its topic, which the reply may write in lower case: "the
-            # index is built ..."): its first word is no sentence's opener ("Our team")
-            if name.split()[0].lower() in self._not_name:
+        if not name.startswith("<") and name.lower().endswith("team"):
+            # a team's name ("Index team", named for its topic, which the reply may write in lower case: "the index is
+            # built ..."; "Light and sleep study team"): its first word is no sentence's opener ("Our team"), nor is
+            # another word a clause's ("Data will go to the team")
+            if name.split()[0].lower() in self._not_name - {"the"} or not self._role_words(name.lower().split()):
                 return False
-        elif not name.startswith("<") and not name.lower().endswith("team"):
+        elif not name.startswith("<"):
             words = [w for w in name.split() if w.rstrip(".") not in TITLES]
             if not words or words[0].lower() in self._not_name or any(NOT_A_NAME.search(w) or w.lower() in lower_case
                                                           for w in words):
                 return False
-        return not any(w in self._not_role or CONTRACTION.sub("", w) in self._not_role for w in WORD.findall(role))
+        return self._role_words(WORD.findall(role))
+
+    def _role_words(self, words: list[str]) -> bool:
+        """The words of a role or a team's name are no clause's (`role.signature_not_role`), but for an "and" that
+        joins two of its words ("Light and sleep study team", "Research and data manager"): a role that starts or
+        stops on "and" is a list cut off ("and the", "sleep survey and")."""
+        for k, w in enumerate(words):
+            if w == "and" and 0 < k < len(words) - 1 and words[k + 1] not in self._not_role | {"the", "a", "an"}:
+                continue
+            if w in self._not_role or CONTRACTION.sub("", w) in self._not_role:
+                return False
+        return True
 
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""

@@ -497,6 +497,11 @@ def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tai
     " Many thanks,\nBeatriz\nRecruitment office",  # the closing on the last sentence's line
     "\n\nIngrid Dahl\nStudy lead, homing navigation project",  # a role line with a comma (h17-30, dev since)
     "\n\nKind regards,\nTomasz\nData steward, sleep survey",
+    "\n\nThank you again,\nAmira\nSoil and water survey team",  # a team's name with 'and' in it (h18-08, dev since)
+    "\n\nKind regards,\nDr Ines Varga\nHistory and archives team",
+    "\n\nTomasz\nData and methods lead",
+    "\n\nWarm wishes,\nLight and noise study team",
+    "\n\nBest,\nThe heat and health study team",
 ])
 def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     # the fourteenth reader part (h15-*, dev since): 4 careful replies signed so, each read as a sentence cut off
@@ -513,6 +518,10 @@ def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     "\n\nBest wishes,\n[Your Name]\nStudy researcher",
     "\n\nKind regards,\nTomasz\nStudy lead, we will send the",  # a comma, then a clause
     "\n\nTomasz\nStudy lead, sleep survey, and the",  # a role line with two commas: a list cut off
+    "\n\nKind regards,\nTomasz\nand the",  # a role that starts or stops on 'and' is a list cut off
+    "\n\nKind regards,\nTomasz\nsleep survey and",
+    "\n\nThanks,\nData will go to the team",  # a clause ending in 'team' is no team's name
+    "\n\nThe sleep and we team",
 ])
 def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
     result = score(GENUINE + tail, FEEDBACK)
