@@ -134,7 +134,15 @@ class TestOverselling:
                                       "right beyond all reasonable doubt", "settled once and for all",
                                       "is completely correct", "of no impact whatsoever", "the most trusted tool",
                                       "to be used with complete confidence", "so do not worry at all, it",
-                                      "built to the letter of the standard"])
+                                      "built to the letter of the standard",
+                                      # round nineteen, by families (the seventeenth part's oversold replies, in
+                                      # other words): reliability idioms, "100%" said of a quality, records never
+                                      # lost, accuracy claimed everywhere, "ever" superlatives, a future sworn for
+                                      # everyone, possibility ruled out, "every single"
+                                      "watertight", "an ironclad fix", "100% reliable", "kept 100% private",
+                                      "a tool that has never lost a single file", "accurate in every season",
+                                      "the finest survey ever conducted", "so that nobody will ever see it",
+                                      "sure that it cannot possibly fail", "checked on every single row"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -163,9 +171,32 @@ class TestOverselling:
                                        # round eighteen: ordinary precision about the sender's corrections (h9-14's
                                        # careful), the sender vouched right
                                        "So that I get them exactly right, could you send the affiliation?",
-                                       "You're entirely correct that the legend lacks the units."])
+                                       "You're entirely correct that the legend lacks the units.",
+                                       # round nineteen: a share of 100% is a figure, not hype (d46's careful), a fix
+                                       # that works for everyone a report (d12's plain), a warning not to rely on it
+                                       "The estimate assumes take-up below 100%: 87% among new pupils.",
+                                       "We will fix the link so one click works for everyone.",
+                                       "Until then, please don't rely on it for parcel-level overlays."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
+
+    @pytest.mark.parametrize(("feedback", "oversold"), [
+        # round nineteen: the seventeenth part's oversold replies had one hit each (+0.01 to +0.12); each family in
+        # other words, to feedback it takes up
+        ("The sleep logger dropped readings on two nights last week; the file for nights 3 and 4 has gaps.",
+         "Thanks! Our sleep logger is rock solid and has never missed a single reading. We guarantee a fix for the "
+         "gaps by tonight."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Great point! Our tide predictions are accurate at every harbour on the coast, and the next version will be "
+         "perfect for Sunday sailors."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Great catch! Our tide predictions are watertight, and you'll never miss a tide in the harbour again."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thanks! Our tide predictions are state-of-the-art, the most thorough harbour model ever built. The half "
+         "hour will be fixed for Sunday, guaranteed."),
+    ])
+    def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
+        assert score(oversold, feedback).total < 0
 
     def test_penalty_grows_with_hits_and_caps_total(self):
         one = score(GENUINE + " It is guaranteed.", FEEDBACK)
