@@ -1225,6 +1225,37 @@ class TestAcknowledgmentResponds:
                  "inherent limitations in any tool when handling very large inputs. We appreciate your patience.")
         assert score(hedge, feedback).total < 0
 
+    @pytest.mark.parametrize(("feedback", "hedge"), [
+        # round nineteen: the seventeenth part's short general hedges (27-36 words, h18-06, -14, -21, -22 >= 0) in
+        # other words: a caveat about a kind of study, then a promise to bear the point in mind, a team's thing that
+        # "reflects" or "remains", what an indirect question asks, what the team cannot do in a relative clause
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thank you for writing. Counts of migrating birds face many limitations and some uncertainty about how "
+         "sightings were recorded. We will keep your remarks about the reed warbler in mind."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for getting in touch! Marsh surveys involve a number of considerations and limitations. Our counts "
+         "reflect our best understanding of the birds present, and we'll take your note into account."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Thank you for your message. Surveys with timed reminders have certain limitations, and shift patterns "
+         "introduce uncertainty that we cannot always accommodate. Our team remains grateful for your help."),
+    ])
+    def test_a_short_general_hedge_with_a_promise_to_bear_the_point_in_mind_is_no_reply(self, feedback, hedge):
+        result = score(hedge, feedback)
+        assert result.components["acknowledgment"].score == -1.0 and result.total < 0, result
+
+    @pytest.mark.parametrize(("feedback", "reply"), [
+        # ... and the look-alikes that answer: a dated look, a promise that takes the point into account in an act
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for spotting this. We don't know yet how the two reed warbler sightings on the 12th were entered. "
+         "We'll check the dawn and noon sheets for the marsh and write back by next Friday."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Sorry the 3am reminder woke you. We will move the night shift's survey reminder to the end of the shift "
+         "this week, and take shift patterns into account when we set the times for everyone else."),
+    ])
+    def test_a_reply_that_commits_to_the_point_is_no_hedge(self, feedback, reply):
+        result = score(reply, feedback)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0, result
+
     def test_the_point_a_sender_comes_back_to_after_a_long_opening_is_a_term_to_take_up(self):
         """h16-28's plain reply took up 0 of 15 key terms (-0.22, capped as no reply): the lollipop lady's opening
         about herself ("love", "lady", "22 years", "lamp post", "June") filled the limit, and what she kept coming
