@@ -972,11 +972,24 @@ class TestRole:
         "Thanks for raising the refused requests and the consent wording with us directly.",
         # round twelve (h11-26's plain reply, -0.57 before): passing a message on is writing in
         "Thank you for passing on the report's refused requests.",
+        # round nineteen (h18-15's plain reply, -0.60 before: "thanks for the exact counts"): praise of precision, as
+        # "precise" and "detailed" are
+        "Thanks for the exact numbers.", "Thank you for the specific examples.", "Thanks for the accurate summary.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
+
+    @pytest.mark.parametrize("thanks", ["thanks for the exact counts", "thank you for the specific figures",
+                                        "thanks for the accurate numbers"])
+    def test_thanks_for_the_precision_of_what_was_given_is_in_role_in_a_short_reply(self, thanks):
+        # round nineteen: h18-15's plain reply (-0.60 before), a short reply that takes up few of the feedback's terms
+        feedback = "Your export gave me 4 210 rows, but the dashboard says 4 388 for the same week. Which one is right?"
+        reply = (f"Hi, {thanks}. This isn't a known problem, so we'll try to reproduce it this week. Could you send "
+                 "the date range you used? For now the export is the safer option, and I'll reply by Friday.")
+        result = score(reply, feedback)
+        assert result.components["role"].score == 1.0 and result.total >= 0, result.components["role"].explanation
 
     # Round eleven: in-role replies about a neighbouring matter that reuse the feedback's topic words (the ninth
     # held-out part's first reading: off-target < 0 only 14 of 30). The sender's point is a station on the wrong street.
