@@ -32,6 +32,11 @@ BYLINE = re.compile(r"\b[Bb]y\s+(?:[A-Z][\w.-]*\s+){0,2}(<PERSON_\d+>)")
 SMALL_WORDS = r"(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
 HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
                       r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
+# A reply that opens in capitals, three words or more, or two before a colon or "!" ("BREWED WITH THE HARDEST WATER IN
+# THE VALLEY.", "SCIENCE SAYS: TALK YOUR WAY OUT!"): a slogan, a label or a press release, not a reply (13 off-target
+# replies of the reader set, no other kind)
+SHOUTED = re.compile(r"\A\W*(?:(?:[A-Z][A-Z0-9'’-]*[ \t]+){2,}[A-Z][A-Z0-9'’-]*\b|(?:[A-Z][A-Z0-9'’-]*[ \t]+)+"
+                     r"[A-Z][A-Z0-9'’-]*[ \t]*[:!])")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
 # that does not ("e.g.", "Dr.", "p.m.": a single letter or a title before the stop).
@@ -174,7 +179,7 @@ class RoleCheck:
         if m := self._header.search(lower):
             found = reply[m.start() : m.end()].strip()
             return False, f"Formatted as another kind of document ({found!r}), not as a reply."
-        if m := HEADLINE.match(reply):
+        if m := HEADLINE.match(reply) or SHOUTED.match(reply):
             return False, f"Opens with a headline ({m.group().strip()!r}): an article, not a reply."
         if m := self._sender.search(lower):
             found = reply[m.start() : m.end()]

@@ -1178,6 +1178,30 @@ class TestRole:
         assert result.components["role"].score == -1.0 and result.total < 0
         assert score("Dear Survey Team\n\n" + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
 
+    @pytest.mark.parametrize(("reply", "why"), [
+        # round nineteen: the seventeenth part's texts for someone else (h18-02's label copy, h18-04's tips, >= 0
+        # before; h17-23's advert, dev since), in other words, each speaking as the team or to the sender
+        ("READ THE FINE PRINT. Our transparency report counts every data request and the consent wording says what "
+         "changed, so you always know where you stand.", "headline"),
+        ("TRANSPARENCY MATTERS: our report counts your data requests, and the consent wording tells you what changed "
+         "since last year.", "headline"),
+        ("Three ways to read a transparency report: 1) keep your own count of data requests, 2) compare the consent "
+         "wording with last year's, 3) ask for the refused requests.", "another kind of document"),
+        ("A few tips for a clearer consent section: 1) keep your wording short, 2) say what changed since last year, "
+         "3) count the refused data requests.", "another kind of document"),
+    ])
+    def test_copy_that_opens_in_capitals_or_under_a_lists_title_is_for_someone_else(self, reply, why):
+        result = score(reply, REPORT_FEEDBACK)
+        assert why in result.components["role"].explanation and result.total < 0, result.components["role"]
+
+    @pytest.mark.parametrize("opening", ["NHS data: ", "Hi, ", "GDPR aside, ", "Two things first: ", "OK, "])
+    def test_an_acronym_or_a_short_lead_in_is_no_headline(self, opening):
+        # round nineteen: capitals are a headline from three words, or two before a colon; a list's title needs "tips",
+        # "ways", "steps" ... and names neither the sender nor the team ("Two steps we will take:" is a reply's)
+        result = score(opening + PLAIN, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert score("Two steps we will take: " + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
+
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
         feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
         assert score("Your paper says far more than a survey like that can show, and I think the title is wrong.",
