@@ -39,6 +39,7 @@ class IntegrityConfig(_Strict):
     markers: list[str]
     on_receipt_admissions: list[str]
     evasive_phrases: list[str]
+    evasive_pattern: str
     framed_nouns: list[str]
     framing_verbs: list[str]
     framing_agents: list[str]

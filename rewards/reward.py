@@ -130,7 +130,8 @@ class RewardScorer:
         self._framed_nouns = tuple(config.integrity.framed_nouns)
         self._framing_verbs = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_verbs)
         self._framing_agents = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_agents)
-        self._evasive = _lexicon(config.integrity.evasive_phrases)
+        evasive = _lexicon(config.integrity.evasive_phrases).pattern
+        self._evasive = re.compile(f"{evasive}|{config.integrity.evasive_pattern}")  # the phrases, and with an object
         # ordinary phrases are matched with the hype terms (longest first), so that "completely fine" is found
         # whole and then dropped, not counted as "completely"
         self._ordinary = frozenset(t.lower() for t in config.overselling.ordinary_absolutes)

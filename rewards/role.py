@@ -32,6 +32,11 @@ BYLINE = re.compile(r"\b[Bb]y\s+(?:[A-Z][\w.-]*\s+){0,2}(<PERSON_\d+>)")
 SMALL_WORDS = r"(?:a|an|the|of|in|into|on|for|to|and|or|with|at|by|from|is)"
 HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
                       r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[ \t]*\n[ \t]*\n")
+# A reply that opens in capitals, three words or more, or two before a colon or "!" ("BREWED WITH THE HARDEST WATER IN
+# THE VALLEY.", "SCIENCE SAYS: TALK YOUR WAY OUT!"): a slogan, a label or a press release, not a reply (13 off-target
+# replies of the reader set, no other kind)
+SHOUTED = re.compile(r"\A\W*(?:(?:[A-Z][A-Z0-9'’-]*[ \t]+){2,}[A-Z][A-Z0-9'’-]*\b|(?:[A-Z][A-Z0-9'’-]*[ \t]+)+"
+                     r"[A-Z][A-Z0-9'’-]*[ \t]*[:!])")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
 # that does not ("e.g.", "Dr.", "p.m.": a single letter or a title before the stop).
@@ -174,7 +179,7 @@ class RoleCheck:
         if m := self._header.search(lower):
             found = reply[m.start() : m.end()].strip()
             return False, f"Formatted as another kind of document ({found!r}), not as a reply."
-        if m := HEADLINE.match(reply):
+        if m := HEADLINE.match(reply) or SHOUTED.match(reply):
             return False, f"Opens with a headline ({m.group().strip()!r}): an article, not a reply."
         if m := self._sender.search(lower):
             found = reply[m.start() : m.end()]
@@ -316,17 +321,29 @@ class RoleCheck:
         if not (m := self._signature_re.match(text.strip())):
             return False
         name, role = m.group("name"), (m.group("role") or "").lower()
-        if not name.startswith("<") and name.lower().endswith("team") and not name.lower().startswith("the"):
-            # a team's name alone ("Index team", named for its topic, which the reply may write in lower case: "the
-            # index is built ..."): its first word is no sentence's opener ("Our team")
-            if name.split()[0].lower() in self._not_name:
+        if not name.startswith("<") and name.lower().endswith("team"):
+            # a team's name ("Index team", named for its topic, which the reply may write in lower case: "the index is
+            # built ..."; "Light and sleep study team"): its first word is no sentence's opener ("Our team"), nor is
+            # another word a clause's ("Data will go to the team")
+            if name.split()[0].lower() in self._not_name - {"the"} or not self._role_words(name.lower().split()):
                 return False
-        elif not name.startswith("<") and not name.lower().endswith("team"):
+        elif not name.startswith("<"):
             words = [w for w in name.split() if w.rstrip(".") not in TITLES]
             if not words or words[0].lower() in self._not_name or any(NOT_A_NAME.search(w) or w.lower() in lower_case
                                                           for w in words):
                 return False
-        return not any(w in self._not_role or CONTRACTION.sub("", w) in self._not_role for w in WORD.findall(role))
+        return self._role_words(WORD.findall(role))
+
+    def _role_words(self, words: list[str]) -> bool:
+        """The words of a role or a team's name are no clause's (`role.signature_not_role`), but for an "and" that
+        joins two of its words ("Light and sleep study team", "Research and data manager"): a role that starts or
+        stops on "and" is a list cut off ("and the", "sleep survey and")."""
+        for k, w in enumerate(words):
+            if w == "and" and 0 < k < len(words) - 1 and words[k + 1] not in self._not_role | {"the", "a", "an"}:
+                continue
+            if w in self._not_role or CONTRACTION.sub("", w) in self._not_role:
+                return False
+        return True
 
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""

@@ -70,6 +70,8 @@ HEDGES = frozenset({"probably", "perhaps", "possibly", "likely", "maybe", "partl
 PROMISE = frozenset({"will", "'ll", "shall"})
 AUX = frozenset({"aux", "auxpass"})
 MODALS = frozenset({"will", "'ll", "would", "should", "could", "can", "may", "might", "must", "shall", "ca", "wo"})
+# "... some uncertainty about how data were generated": what an indirect question asks is no work of the team's
+WH_WORDS = frozenset({"how", "why", "whether", "where", "what", "which", "when", "who"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +282,7 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
             if any(toks[c].dep == "aux" and toks[c].lower in PROMISE for c in head.children):
                 found += [f"{v.lower} (joined)" for v in _conjunct_chain(toks, head)
                           if v.lower not in reader.non_actions and not v.has_child(toks, AUX)]
-        if head.lower in reader.non_actions:
+        if head.lower in reader.non_actions or _no_response(toks, head):
             continue
         if t.dep == "nsubj" and team:
             found.append(head.lower)
@@ -297,6 +299,16 @@ def _actions(toks: list[_Token], start: int, end: int, root: _Token, text: str, 
     if m := reader.when.search(text):
         found.append(f"{m.group().lower()} (when)")
     return found
+
+
+def _no_response(toks: list[_Token], verb: _Token) -> bool:
+    """A verb that describes and does not respond: what an indirect question asks ("uncertainty about how data were
+    generated", "we don't know what was sent") or what a noun's relative clause says the team cannot do
+    ("circumstances that we cannot always accommodate")."""
+    children = [toks[c] for c in verb.children]
+    if verb.dep in ("pcomp", "ccomp", "pobj") and any(c.lower in WH_WORDS and c.i < verb.i for c in children):
+        return True
+    return verb.dep == "relcl" and any(c.dep == "neg" for c in children)
 
 
 def _looked_at(toks: list[_Token], look: _Token, reader: "SentenceReader") -> list[tuple[str, str, list[str]]]:

@@ -134,7 +134,15 @@ class TestOverselling:
                                       "right beyond all reasonable doubt", "settled once and for all",
                                       "is completely correct", "of no impact whatsoever", "the most trusted tool",
                                       "to be used with complete confidence", "so do not worry at all, it",
-                                      "built to the letter of the standard"])
+                                      "built to the letter of the standard",
+                                      # round nineteen, by families (the seventeenth part's oversold replies, in
+                                      # other words): reliability idioms, "100%" said of a quality, records never
+                                      # lost, accuracy claimed everywhere, "ever" superlatives, a future sworn for
+                                      # everyone, possibility ruled out, "every single"
+                                      "watertight", "an ironclad fix", "100% reliable", "kept 100% private",
+                                      "a tool that has never lost a single file", "accurate in every season",
+                                      "the finest survey ever conducted", "so that nobody will ever see it",
+                                      "sure that it cannot possibly fail", "checked on every single row"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -163,9 +171,32 @@ class TestOverselling:
                                        # round eighteen: ordinary precision about the sender's corrections (h9-14's
                                        # careful), the sender vouched right
                                        "So that I get them exactly right, could you send the affiliation?",
-                                       "You're entirely correct that the legend lacks the units."])
+                                       "You're entirely correct that the legend lacks the units.",
+                                       # round nineteen: a share of 100% is a figure, not hype (d46's careful), a fix
+                                       # that works for everyone a report (d12's plain), a warning not to rely on it
+                                       "The estimate assumes take-up below 100%: 87% among new pupils.",
+                                       "We will fix the link so one click works for everyone.",
+                                       "Until then, please don't rely on it for parcel-level overlays."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
+
+    @pytest.mark.parametrize(("feedback", "oversold"), [
+        # round nineteen: the seventeenth part's oversold replies had one hit each (+0.01 to +0.12); each family in
+        # other words, to feedback it takes up
+        ("The sleep logger dropped readings on two nights last week; the file for nights 3 and 4 has gaps.",
+         "Thanks! Our sleep logger is rock solid and has never missed a single reading. We guarantee a fix for the "
+         "gaps by tonight."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Great point! Our tide predictions are accurate at every harbour on the coast, and the next version will be "
+         "perfect for Sunday sailors."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Great catch! Our tide predictions are watertight, and you'll never miss a tide in the harbour again."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thanks! Our tide predictions are state-of-the-art, the most thorough harbour model ever built. The half "
+         "hour will be fixed for Sunday, guaranteed."),
+    ])
+    def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
+        assert score(oversold, feedback).total < 0
 
     def test_penalty_grows_with_hits_and_caps_total(self):
         one = score(GENUINE + " It is guaranteed.", FEEDBACK)
@@ -497,6 +528,11 @@ def test_a_reply_cut_one_word_into_its_last_sentence_still_ends_mid_sentence(tai
     " Many thanks,\nBeatriz\nRecruitment office",  # the closing on the last sentence's line
     "\n\nIngrid Dahl\nStudy lead, homing navigation project",  # a role line with a comma (h17-30, dev since)
     "\n\nKind regards,\nTomasz\nData steward, sleep survey",
+    "\n\nThank you again,\nAmira\nSoil and water survey team",  # a team's name with 'and' in it (h18-08, dev since)
+    "\n\nKind regards,\nDr Ines Varga\nHistory and archives team",
+    "\n\nTomasz\nData and methods lead",
+    "\n\nWarm wishes,\nLight and noise study team",
+    "\n\nBest,\nThe heat and health study team",
 ])
 def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     # the fourteenth reader part (h15-*, dev since): 4 careful replies signed so, each read as a sentence cut off
@@ -513,6 +549,10 @@ def test_a_signature_block_of_three_short_lines_is_no_unfinished_reply(tail):
     "\n\nBest wishes,\n[Your Name]\nStudy researcher",
     "\n\nKind regards,\nTomasz\nStudy lead, we will send the",  # a comma, then a clause
     "\n\nTomasz\nStudy lead, sleep survey, and the",  # a role line with two commas: a list cut off
+    "\n\nKind regards,\nTomasz\nand the",  # a role that starts or stops on 'and' is a list cut off
+    "\n\nKind regards,\nTomasz\nsleep survey and",
+    "\n\nThanks,\nData will go to the team",  # a clause ending in 'team' is no team's name
+    "\n\nThe sleep and we team",
 ])
 def test_a_three_line_tail_that_is_no_signature_still_fails(tail):
     result = score(GENUINE + tail, FEEDBACK)
@@ -932,11 +972,24 @@ class TestRole:
         "Thanks for raising the refused requests and the consent wording with us directly.",
         # round twelve (h11-26's plain reply, -0.57 before): passing a message on is writing in
         "Thank you for passing on the report's refused requests.",
+        # round nineteen (h18-15's plain reply, -0.60 before: "thanks for the exact counts"): praise of precision, as
+        # "precise" and "detailed" are
+        "Thanks for the exact numbers.", "Thank you for the specific examples.", "Thanks for the accurate summary.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0.5
+
+    @pytest.mark.parametrize("thanks", ["thanks for the exact counts", "thank you for the specific figures",
+                                        "thanks for the accurate numbers"])
+    def test_thanks_for_the_precision_of_what_was_given_is_in_role_in_a_short_reply(self, thanks):
+        # round nineteen: h18-15's plain reply (-0.60 before), a short reply that takes up few of the feedback's terms
+        feedback = "Your export gave me 4 210 rows, but the dashboard says 4 388 for the same week. Which one is right?"
+        reply = (f"Hi, {thanks}. This isn't a known problem, so we'll try to reproduce it this week. Could you send "
+                 "the date range you used? For now the export is the safer option, and I'll reply by Friday.")
+        result = score(reply, feedback)
+        assert result.components["role"].score == 1.0 and result.total >= 0, result.components["role"].explanation
 
     # Round eleven: in-role replies about a neighbouring matter that reuse the feedback's topic words (the ninth
     # held-out part's first reading: off-target < 0 only 14 of 30). The sender's point is a station on the wrong street.
@@ -1125,6 +1178,30 @@ class TestRole:
         assert result.components["role"].score == -1.0 and result.total < 0
         assert score("Dear Survey Team\n\n" + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
 
+    @pytest.mark.parametrize(("reply", "why"), [
+        # round nineteen: the seventeenth part's texts for someone else (h18-02's label copy, h18-04's tips, >= 0
+        # before; h17-23's advert, dev since), in other words, each speaking as the team or to the sender
+        ("READ THE FINE PRINT. Our transparency report counts every data request and the consent wording says what "
+         "changed, so you always know where you stand.", "headline"),
+        ("TRANSPARENCY MATTERS: our report counts your data requests, and the consent wording tells you what changed "
+         "since last year.", "headline"),
+        ("Three ways to read a transparency report: 1) keep your own count of data requests, 2) compare the consent "
+         "wording with last year's, 3) ask for the refused requests.", "another kind of document"),
+        ("A few tips for a clearer consent section: 1) keep your wording short, 2) say what changed since last year, "
+         "3) count the refused data requests.", "another kind of document"),
+    ])
+    def test_copy_that_opens_in_capitals_or_under_a_lists_title_is_for_someone_else(self, reply, why):
+        result = score(reply, REPORT_FEEDBACK)
+        assert why in result.components["role"].explanation and result.total < 0, result.components["role"]
+
+    @pytest.mark.parametrize("opening", ["NHS data: ", "Hi, ", "GDPR aside, ", "Two things first: ", "OK, "])
+    def test_an_acronym_or_a_short_lead_in_is_no_headline(self, opening):
+        # round nineteen: capitals are a headline from three words, or two before a colon; a list's title needs "tips",
+        # "ways", "steps" ... and names neither the sender nor the team ("Two steps we will take:" is a reply's)
+        result = score(opening + PLAIN, REPORT_FEEDBACK)
+        assert result.components["role"].score == 1.0, result.components["role"].explanation
+        assert score("Two steps we will take: " + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
+
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
         feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
         assert score("Your paper says far more than a survey like that can show, and I think the title is wrong.",
@@ -1184,6 +1261,37 @@ class TestAcknowledgmentResponds:
         hedge = ("Thank you for getting in touch. Software behaviour can depend on many factors, and there are "
                  "inherent limitations in any tool when handling very large inputs. We appreciate your patience.")
         assert score(hedge, feedback).total < 0
+
+    @pytest.mark.parametrize(("feedback", "hedge"), [
+        # round nineteen: the seventeenth part's short general hedges (27-36 words, h18-06, -14, -21, -22 >= 0) in
+        # other words: a caveat about a kind of study, then a promise to bear the point in mind, a team's thing that
+        # "reflects" or "remains", what an indirect question asks, what the team cannot do in a relative clause
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thank you for writing. Counts of migrating birds face many limitations and some uncertainty about how "
+         "sightings were recorded. We will keep your remarks about the reed warbler in mind."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for getting in touch! Marsh surveys involve a number of considerations and limitations. Our counts "
+         "reflect our best understanding of the birds present, and we'll take your note into account."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Thank you for your message. Surveys with timed reminders have certain limitations, and shift patterns "
+         "introduce uncertainty that we cannot always accommodate. Our team remains grateful for your help."),
+    ])
+    def test_a_short_general_hedge_with_a_promise_to_bear_the_point_in_mind_is_no_reply(self, feedback, hedge):
+        result = score(hedge, feedback)
+        assert result.components["acknowledgment"].score == -1.0 and result.total < 0, result
+
+    @pytest.mark.parametrize(("feedback", "reply"), [
+        # ... and the look-alikes that answer: a dated look, a promise that takes the point into account in an act
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for spotting this. We don't know yet how the two reed warbler sightings on the 12th were entered. "
+         "We'll check the dawn and noon sheets for the marsh and write back by next Friday."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Sorry the 3am reminder woke you. We will move the night shift's survey reminder to the end of the shift "
+         "this week, and take shift patterns into account when we set the times for everyone else."),
+    ])
+    def test_a_reply_that_commits_to_the_point_is_no_hedge(self, feedback, reply):
+        result = score(reply, feedback)
+        assert result.components["acknowledgment"].score > -1.0 and result.total >= 0, result
 
     def test_the_point_a_sender_comes_back_to_after_a_long_opening_is_a_term_to_take_up(self):
         """h16-28's plain reply took up 0 of 15 key terms (-0.22, capped as no reply): the lollipop lady's opening
