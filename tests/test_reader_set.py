@@ -37,7 +37,7 @@ def test_size_kinds_and_splits(messages):
     for m in messages:
         assert len(m.replies) >= 8 and set(REQUIRED_KINDS) <= {r.kind for r in m.replies} <= set(KINDS), m.id
     splits = collections.Counter(m.split for m in messages)
-    # between two held-out parts (the seventeenth, h18-*, retired; the eighteenth, h19-*, not added yet) there is none
+    # the eighteenth held-out part (h19-*) now; between two parts (one retired, the next not added yet) there is none
     assert splits["heldout"] == 0 or (splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.95)
     assert all(m.id.startswith("h19-") for m in messages if m.split == "heldout")
     # the first seventeen held-out parts (h01-h24, h3-01-h3-30, h4-01-h4-30, h5-01-h5-30, h6-01-h6-30, h7-01-h7-30,

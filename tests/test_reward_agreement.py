@@ -185,16 +185,35 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The seventeenth
-    (h18-*, given the kinds, the format, the on-receipt setting and the styles already used, and asked for sign-offs in
-    every layout, in-role off-target replies and inventions stated flatly) was read once (0.952) and is dev now
-    (`heldout_v17`; docs/reward.md). Until the eighteenth (h19-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the eighteenth (h19-*), written blind (given the kinds, the format, the on-receipt setting
+    and the styles already used, and asked for sign-offs in every layout, in-role off-target replies and inventions
+    stated flatly) and read once, before any change made for it, on the reward after round nineteen: agreement 0.948,
+    genuine above invented 52/60, careful above salad 29/30, careful >= 0 28/30, plain >= 0 27/30, salad and
+    placeholder < 0 30/30, off-target < 0 28/30, hedge and echo < 0 29/30, oversold < 0 27/30, invented < 0 8/30.
+    Floors at that reading (docs/reward.md). The seventeenth (h18-*) is dev now (`heldout_v17`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
-    assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.overall >= 0.947  # 0.948
+    assert heldout.rate("invented") >= 0.86  # 52 of 60
+    assert heldout.rate("salad", "careful") >= 29 / 30 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 2 / 30 and heldout.share_below_zero("plain") <= 3 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 28 / 30
+    assert heldout.share_below_zero("hedge") >= 29 / 30 and heldout.share_below_zero("oversold") >= 27 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the eighteenth held-out part: agreement 0.948, a careful "
+                                       "reply below salad, 2 careful and 3 plain replies < 0 (thanks read as for "
+                                       "something not said, a team after the signed name read as cut off, a name "
+                                       "signed inline read as a third person, \"isn't clear-cut\" read as hype), "
+                                       "2 off-target replies >= 0")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
