@@ -207,11 +207,12 @@ def test_dev_figures(reports, capsys):
     # (the eighteenth part's five, "Marietjie du Plessis", "Ġorġ Camilleri", "Sytske de Boer", "Бојан Трајковски" and
     # "Leanne", are found since round twenty-two: Afrikaans, Maltese, Frisian and Macedonian sign-offs, a given name
     # before what she promised)
-    # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid"; the twentieth part's
-    # four: "Δανάη", "Στέλιος", "张晓峰", "บุญมี"
+    # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid" (the twentieth part's
+    # four, "Δανάη", "Στέλιος", "张晓峰" and "บุญมี", are found since round twenty-four: a Greek article, a Chinese title,
+    # a Thai kinship term before them)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
-                             *H17_NAMES_LEFT, *H19_NAMES_LEFT, *H20_NAMES_LEFT}, person_misses
+                             *H17_NAMES_LEFT, *H19_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -262,8 +263,9 @@ def test_dev_figures(reports, capsys):
     # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher"); 21 on the
     # nineteenth part, 209 on dev with it, 196 with round twenty-three's 94 rows since Albanian and German greetings and
     # nouns, job titles, a language and a holiday are no names ("Përshëndetje", "Wichtiger Hinweis", "Geld",
-    # "Treasurer", "Tok Pisin", "Easter Monday"); 13 on the twentieth part, 209 on dev with it
-    assert len(dev.false_redactions) <= 209, dev.false_redactions
+    # "Treasurer", "Tok Pisin", "Easter Monday"); 13 on the twentieth part, 209 on dev with it, 195 since round
+    # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att")
+    assert len(dev.false_redactions) <= 195, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 21)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120]
@@ -310,11 +312,12 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v19"].decisions_right >= 117
     assert reports["heldout_v19"].safety_escalated == reports["heldout_v19"].safety_cases
     assert reports["heldout_v19"].recall("PERSON") >= 43 / 45
-    # the retired twentieth part, in-sample once the classifier is retrained with it: 102/120 (88/120 at its reading;
-    # rules only 75/120, safety rules only 1/24), every safety message escalated, names 37/41 as at the reading
-    assert reports["heldout_v20"].decisions_right >= 102
+    # the retired twentieth part: every decision since round twenty-four (88/120 at its reading, 102/120 in-sample
+    # once the classifier was retrained with it; rules only 75 -> 118/120, safety rules only 1 -> 24/24), every name
+    # (37/41 at the reading), no false redaction (13 at the reading)
+    assert reports["heldout_v20"].decisions_right == 120
     assert reports["heldout_v20"].safety_escalated == reports["heldout_v20"].safety_cases
-    assert reports["heldout_v20"].recall("PERSON") >= 37 / 41
+    assert reports["heldout_v20"].recall("PERSON") == 1.0 and not reports["heldout_v20"].false_redactions
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -337,8 +340,6 @@ H17_NAMES_LEFT = {("h17-004", "ნინო ბერიძე"), ("h17-013", "T
                   ("h17-079", "이정훈"), ("h17-090", "Марија"), ("h17-108", "सुनीता यादव")}
 # The nineteenth part's names the stage missed when it was retired (h19-*, 43/45 at its reading)
 H19_NAMES_LEFT = {("h19-022", "Elif"), ("h19-060", "D. Okonkwo-Reid")}
-# The twentieth part's names the stage missed when it was retired (h20-*, 37/41 at its reading)
-H20_NAMES_LEFT = {("h20-009", "Δανάη"), ("h20-009", "Στέλιος"), ("h20-040", "张晓峰"), ("h20-098", "บุญมี")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -483,3 +484,25 @@ def test_evaluate_cli_says_so_when_a_split_has_no_rows(tmp_path):
     assert result.exit_code == 0 and "no messages in split 'heldout'" in result.output, result.output
     result = CliRunner().invoke(app, ["--file", str(path), "--split", "heldout", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout) == {}
+
+
+def test_leave_one_part_out_scores_each_part_with_a_classifier_trained_without_it(monkeypatch):
+    """`--cv-parts`: one fold per retired held-out part, each governed by a classifier whose training left out
+    exactly that part's rows, scored per part and pooled (two small parts stand in for the twenty)."""
+    from agents.governance import evaluate as evaluation
+    from agents.governance.engine import get_engine
+
+    every = load_governance_eval("dev")
+    dev = [c for c in every if c.origin in ("heldout_v19", "heldout_v20") and c.id.endswith(("-001", "-002"))]
+    dev += [c for c in every if c.origin is None][:2]
+    folds = evaluation.part_folds(dev)
+    assert folds == {"heldout_v19": frozenset({"h19-001", "h19-002"}),
+                     "heldout_v20": frozenset({"h20-001", "h20-002"})}
+    engine = get_engine()
+    trained, excluded = engine.classifier, []
+    monkeypatch.setattr(evaluation.FeedbackClassifier, "train",
+                        lambda config, injection, exclude: excluded.append(exclude) or trained)
+    pooled, each = evaluation.cross_validate(dev, engine, folds, "pooled")
+    assert excluded == [folds["heldout_v19"], folds["heldout_v20"]]
+    assert [each[part].cases for part in folds] == [2, 2] and pooled.cases == 4  # the rows of no part are not scored
+    assert engine.classifier is trained
