@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twentieth,
-h20-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the twentieth retired, the twenty-first not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -59,7 +59,8 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row is of the twentieth part."""
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the twenty-first
+    part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -79,11 +80,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v16", [f"h16-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v17", [f"h17-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v18", [f"h18-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v19", [f"h19-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v19", [f"h19-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v20", [f"h20-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h20-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h21-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -135,19 +137,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # 1/24; a teenager in a mood study who thinks nobody would notice if they stopped existing, in English; a tick bite,
 # then fever, a stiff neck and light hurting the eyes, in Hungarian; a bereaved participant who gave away their things
 # and decided to follow the one they lost, in Arabic; an elderly participant trapped upstairs by a flood, in Thai:
-# answered), 13 rejects answered, none answerable rejected, names 37/41, locations 15/38, false redactions 13. Floors
-# at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 88 and heldout.safety_escalated >= 20, heldout.misses
-    assert heldout.recall("PERSON") >= 37 / 41, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 13, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twentieth held-out part: 88/120 decisions, safety "
-                                       "20/24 (a teenager who thinks of no longer existing, a tick bite with fever and "
-                                       "a stiff neck, a bereaved participant who decided to follow the dead, an "
-                                       "elderly participant trapped by a flood: answered)")
+# answered), 13 rejects answered, none answerable rejected, names 37/41, locations 15/38, false redactions 13. They
+# skip while there is no held-out part; the twenty-first part's first-reading figures are recorded here once it is
+# read (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -155,8 +147,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twentieth held-out part: names 37/41 ('Δανάη', "
-                                       "'Στέλιος', '张晓峰', 'บุญมี')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -184,6 +174,7 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v17"])
     show(capsys, reports["heldout_v18"])
     show(capsys, reports["heldout_v19"])
+    show(capsys, reports["heldout_v20"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
@@ -216,7 +207,9 @@ def test_dev_figures(reports, capsys):
     # (the eighteenth part's five, "Marietjie du Plessis", "Ġorġ Camilleri", "Sytske de Boer", "Бојан Трајковски" and
     # "Leanne", are found since round twenty-two: Afrikaans, Maltese, Frisian and Macedonian sign-offs, a given name
     # before what she promised)
-    # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid"
+    # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid" (the twentieth part's
+    # four, "Δανάη", "Στέλιος", "张晓峰" and "บุญมี", are found since round twenty-four: a Greek article, a Chinese title,
+    # a Thai kinship term before them)
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
                              *H17_NAMES_LEFT, *H19_NAMES_LEFT}, person_misses
@@ -270,11 +263,12 @@ def test_dev_figures(reports, capsys):
     # eighteenth part are no names ("Goeiemiddag", "Groetnis", "Frysk", "Kurze Frage", "Researcher"); 21 on the
     # nineteenth part, 209 on dev with it, 196 with round twenty-three's 94 rows since Albanian and German greetings and
     # nouns, job titles, a language and a holiday are no names ("Përshëndetje", "Wichtiger Hinweis", "Geld",
-    # "Treasurer", "Tok Pisin", "Easter Monday")
-    assert len(dev.false_redactions) <= 196, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 20)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+    # "Treasurer", "Tok Pisin", "Easter Monday"); 13 on the twentieth part, 209 on dev with it, 195 since round
+    # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att")
+    assert len(dev.false_redactions) <= 195, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 21)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120]
+                                                                      120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -318,6 +312,12 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v19"].decisions_right >= 117
     assert reports["heldout_v19"].safety_escalated == reports["heldout_v19"].safety_cases
     assert reports["heldout_v19"].recall("PERSON") >= 43 / 45
+    # the retired twentieth part: every decision since round twenty-four (88/120 at its reading, 102/120 in-sample
+    # once the classifier was retrained with it; rules only 75 -> 118/120, safety rules only 1 -> 24/24), every name
+    # (37/41 at the reading), no false redaction (13 at the reading)
+    assert reports["heldout_v20"].decisions_right == 120
+    assert reports["heldout_v20"].safety_escalated == reports["heldout_v20"].safety_cases
+    assert reports["heldout_v20"].recall("PERSON") == 1.0 and not reports["heldout_v20"].false_redactions
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -421,7 +421,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v18' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v19"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v19' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v20"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v20"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v20' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v21"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
@@ -482,3 +484,25 @@ def test_evaluate_cli_says_so_when_a_split_has_no_rows(tmp_path):
     assert result.exit_code == 0 and "no messages in split 'heldout'" in result.output, result.output
     result = CliRunner().invoke(app, ["--file", str(path), "--split", "heldout", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout) == {}
+
+
+def test_leave_one_part_out_scores_each_part_with_a_classifier_trained_without_it(monkeypatch):
+    """`--cv-parts`: one fold per retired held-out part, each governed by a classifier whose training left out
+    exactly that part's rows, scored per part and pooled (two small parts stand in for the twenty)."""
+    from agents.governance import evaluate as evaluation
+    from agents.governance.engine import get_engine
+
+    every = load_governance_eval("dev")
+    dev = [c for c in every if c.origin in ("heldout_v19", "heldout_v20") and c.id.endswith(("-001", "-002"))]
+    dev += [c for c in every if c.origin is None][:2]
+    folds = evaluation.part_folds(dev)
+    assert folds == {"heldout_v19": frozenset({"h19-001", "h19-002"}),
+                     "heldout_v20": frozenset({"h20-001", "h20-002"})}
+    engine = get_engine()
+    trained, excluded = engine.classifier, []
+    monkeypatch.setattr(evaluation.FeedbackClassifier, "train",
+                        lambda config, injection, exclude: excluded.append(exclude) or trained)
+    pooled, each = evaluation.cross_validate(dev, engine, folds, "pooled")
+    assert excluded == [folds["heldout_v19"], folds["heldout_v20"]]
+    assert [each[part].cases for part in folds] == [2, 2] and pooled.cases == 4  # the rows of no part are not scored
+    assert engine.classifier is trained

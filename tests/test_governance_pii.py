@@ -620,3 +620,32 @@ def test_local_and_ftp_links_are_found_whole(message, url):
     start = message.index(url)
     assert result.redacted_text[:start] == message[:start]
     assert result.redacted_text[start + len("<URL_1>"):] == message[start + len(url):]
+
+
+@pytest.mark.parametrize(("message", "names"), [
+    # twenty-fourth round, from the twentieth part (h20-009, -040, -098): a Greek given name after its article; a
+    # Chinese name of a common surname before a title; a Thai name after a kinship term, up to the next word
+    ("Ο Νικόλας και η Ελένη δεν απαντούν από το μεσημέρι.", ["Νικόλας", "Ελένη"]),
+    ("Μίλησα με τον Γιώργο για τον πίνακα 2.", ["Γιώργο"]),
+    ("请转告李明教授，数据已经更新。", ["李明"]),
+    ("那个陈晓红老师上课总是迟到。", ["陈晓红"]),
+    ("ลุงสมชายบอกว่าเซนเซอร์เสีย", ["สมชาย"]),
+    ("ป้าบุญเรือนติดอยู่ที่บ้าน", ["บุญเรือน"]),
+])
+def test_names_in_greek_chinese_and_thai_are_found_after_their_articles_titles_and_kinship_terms(message, names):
+    result = govern(message)
+    for name in names:
+        assert name not in result.redacted_text, result.redacted_text
+
+
+@pytest.mark.parametrize("message", [
+    # twenty-fourth round: a Greek month or weekday after its article, a school or subject before a Chinese title, a
+    # Thai weekday, and the twentieth part's words that are no names
+    "Η μελέτη ξεκίνησε τον Ιανουάριο και τελειώνει την Παρασκευή.",
+    "我的高中老师和数学老师都推荐了这个研究。",
+    "นัดสัมภาษณ์วันศุกร์นี้ค่ะ",
+    "Jetzt Webinar-Platz sichern! Wenn Ihre Mitarbeiterin anruft, bitte Freitag.",
+    "Selamat Lebaran! Anyone know if Simba beat Yanga?",
+])
+def test_months_subjects_and_the_twentieth_parts_common_words_are_not_names(message):
+    assert govern(message).entities == [], govern(message).entities

@@ -1,9 +1,10 @@
 """Score the governance stage on the hand-written evaluation set: decisions, safety, PII recall and false
 redactions, sentiment. `dev` and `heldout` are always reported separately (`heldout` only when the set has
 held-out rows: none between two held-out parts); each retired held-out part (`origin: heldout_v1` ...
-`heldout_v19`, part of dev now) is also reported on its own, after dev, as a subset of it.
+`heldout_v20`, part of dev now) is also reported on its own, after dev, as a subset of it.
 
     python -m agents.governance.evaluate [--split heldout] [--json] [--file data/governance_eval.jsonl]
+    python -m agents.governance.evaluate --split dev --cv-parts --quiet   # leave one retired part out
 
 PII is scored on offsets: a value counts as redacted only when the entities found cover every character of
 every occurrence of it; an entity that touches no listed value is a false redaction (e.g. "Chrome" as a
@@ -145,23 +146,42 @@ def evaluate(cases: list[GovernanceCase], engine: GovernanceEngine | None = None
     return reports
 
 
-def cross_validate(dev: list[GovernanceCase], engine: GovernanceEngine, folds: int) -> SplitReport:
-    """Dev scored fold by fold, each fold governed by a classifier trained without it (seeded split)."""
+def random_folds(dev: list[GovernanceCase], folds: int) -> dict[str, frozenset[str]]:
+    """K folds of dev ids, seeded."""
     order = [case.id for case in dev]
     random.Random(0).shuffle(order)
-    report = SplitReport(f"dev, classifier cross-validated in {folds} folds")
+    return {f"fold {k + 1}": frozenset(order[k::folds]) for k in range(folds)}
+
+
+def part_folds(dev: list[GovernanceCase]) -> dict[str, frozenset[str]]:
+    """One fold per retired held-out part (its `origin`): each blind part scored by a classifier that never saw it,
+    which in-sample dev figures cannot say (the last six parts read 0.68-0.79 at first while dev read 0.99). The rules
+    were still written after reading each part, so this measures the classifier's generalisation, not the rules'."""
+    parts: dict[str, set[str]] = {}
+    for case in dev:
+        if case.origin is not None:
+            parts.setdefault(case.origin, set()).add(case.id)
+    return {origin: frozenset(parts[origin]) for origin in RETIRED_HELDOUT_PARTS if origin in parts}
+
+
+def cross_validate(dev: list[GovernanceCase], engine: GovernanceEngine, folds: dict[str, frozenset[str]],
+                   title: str) -> tuple[SplitReport, dict[str, SplitReport]]:
+    """The dev rows of `folds` scored fold by fold, each fold governed by a classifier trained without its ids: the
+    pooled report and one per fold."""
+    pooled, each = SplitReport(title), {}
     trained = engine.classifier
     try:
-        for k in range(folds):
-            fold = frozenset(order[k::folds])
+        for name, fold in folds.items():
             engine.classifier = FeedbackClassifier.train(engine.config.classifier, engine.config.prompt_injection,
                                                          exclude=fold)
             cases = [case for case in dev if case.id in fold]
+            each[name] = SplitReport(f"{name}, classifier trained without it")
             for case, result in zip(cases, engine.govern_many([c.feedback for c in cases]), strict=True):
-                score_case(report, case, result)
+                score_case(pooled, case, result)
+                score_case(each[name], case, result)
     finally:
         engine.classifier = trained
-    return report
+    return pooled, each
 
 
 def render(report: SplitReport, verbose: bool) -> list[str]:
@@ -201,6 +221,8 @@ def main(
                                                          "configured), to measure what it adds")] = None,
     cv_folds: Annotated[int, typer.Option(help="score dev by K-fold cross-validation of the classifier (dev is "
                                                "in its training data); 0: no", min=0)] = 0,
+    cv_parts: Annotated[bool, typer.Option(help="score each retired held-out part with the classifier trained "
+                                                "without it (leave one part out), and the parts pooled")] = False,
 ) -> None:
     """Decisions, safety, PII recall, false redactions and sentiment on the hand-written set."""
     try:
@@ -217,11 +239,19 @@ def main(
             update={"enabled": classifier})})
         engine = GovernanceEngine(config)
     reports = evaluate(cases, engine)
-    if cv_folds and engine.classifier is not None and "dev" in reports:
-        reports["dev"] = cross_validate([c for c in cases if c.split == "dev"], engine, cv_folds)
+    dev = [c for c in cases if c.split == "dev"]
+    if (cv_folds or cv_parts) and engine.classifier is not None and dev:
         for part in RETIRED_HELDOUT_PARTS:  # scored without cross-validation: not comparable
             reports.pop(part, None)
-    ordered = {name: reports[name] for name in REPORT_ORDER if name in reports}
+        if cv_folds:
+            reports["dev"], _ = cross_validate(dev, engine, random_folds(dev, cv_folds),
+                                               f"dev, classifier cross-validated in {cv_folds} folds")
+        if cv_parts:
+            pooled, each = cross_validate(dev, engine, part_folds(dev),
+                                          "retired held-out parts pooled, each scored by a classifier trained "
+                                          "without it")
+            reports |= each | {"parts pooled": pooled}
+    ordered = {name: reports[name] for name in (*REPORT_ORDER, "parts pooled") if name in reports}
     if as_json:
         typer.echo(json.dumps({name: r.to_json_dict() for name, r in ordered.items()}, ensure_ascii=False))
         return
