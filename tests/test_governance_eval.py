@@ -49,8 +49,8 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
     if not heldout:
         pytest.skip(NO_HELDOUT)
     # each retired part makes dev larger: a part of 100-120 rows is 6-7% of the set by the tenth, 4.7% by the
-    # thirteenth, 3.9% by the sixteenth
-    assert len(heldout) >= 100 and 0.03 <= len(heldout) / len(cases) <= 0.45
+    # thirteenth, 3.9% by the sixteenth, 2.9% by the twenty-first
+    assert len(heldout) >= 100 and 0.02 <= len(heldout) / len(cases) <= 0.45
     # enough names that one miss does not decide the 0.97 target
     assert sum(p.type == "PERSON" for c in heldout for p in c.pii) >= 40
 
