@@ -40,6 +40,16 @@ def test_each_entity_type_is_replaced_by_its_typed_placeholder(entity_type, labe
     assert value not in json.dumps(result.to_json_dict())
 
 
+@pytest.mark.parametrize("iban", ["LT12 1000 0111 0100 1000", "GB82 WEST 1234 5698 7654 32",
+                                  "de89 3704 0044 0532 0130 00"])
+@pytest.mark.parametrize("after", [" within 3 working days.", " today.", ", thanks.", "."])
+def test_an_iban_in_groups_is_redacted_whatever_word_follows(iban, after):
+    """Presidio's IBAN pattern, case-insensitive, took the next word's first letters as a last group ("... 1000
+    with"), failed the checksum and left a Lithuanian IBAN raw (h21-085, a grant scam); lower case still counts."""
+    result = govern(f"The fee must be transferred to IBAN {iban}{after}")
+    assert iban not in result.redacted_text and "<IBAN_1>" in result.redacted_text, result.redacted_text
+
+
 def test_placeholders_are_consistent_within_one_message_and_numbered_in_reading_order():
     text = ("Maria Lopez wrote first, then Tom Garcia replied. maria@uni-example.edu and tom@example.org "
             "were copied; Maria Lopez wrote again from MARIA@uni-example.edu.")
