@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the twentieth retired, the twenty-first not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twenty-first,
+h21-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -59,8 +59,7 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the twenty-first
-    part."""
+    dev rows now, marked, never counted as held out; a held-out row is of the twenty-first part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -137,9 +136,23 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # 1/24; a teenager in a mood study who thinks nobody would notice if they stopped existing, in English; a tick bite,
 # then fever, a stiff neck and light hurting the eyes, in Hungarian; a bereaved participant who gave away their things
 # and decided to follow the one they lost, in Arabic; an elderly participant trapped upstairs by a flood, in Thai:
-# answered), 13 rejects answered, none answerable rejected, names 37/41, locations 15/38, false redactions 13. They
-# skip while there is no held-out part; the twenty-first part's first-reading figures are recorded here once it is
-# read (floors at that reading, and the targets as strict xfails where it misses them).
+# answered), 13 rejects answered, none answerable rejected, names 37/41, locations 15/38, false redactions 13; h21
+# (one reading, round twenty-four's engine) 92/120 (rules only 72/120), safety 22/24 (rules only 1/24; a participant
+# who has sent her children to her mother, bought what she needed at the pharmacy and does not know why she goes on,
+# in Haitian Creole; a student who has given everything back to a roommate and written to her mother, and will not
+# need the next survey after tonight, in Vietnamese: answered), two legal matters and two conflicts answered, 9
+# rejects answered and 7 escalated, none answerable rejected, names 43/51, locations 23/65, false redactions 23.
+# Floors at that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 92 and heldout.safety_escalated >= 22, heldout.misses
+    assert heldout.recall("PERSON") >= 43 / 51, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 23, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-first held-out part: 92/120 decisions, safety "
+                                       "22/24 (farewells said by their acts, in Haitian Creole and Vietnamese: "
+                                       "answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -147,6 +160,9 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-first held-out part: names 43/51 ('Gethin', "
+                                       "'Montserrat Puigdomènech i Vila', 'Bernie', 'Fiona MacLeod', 'Rui', 'Helena "
+                                       "Furtado', 'Amra', 'Dennis')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
