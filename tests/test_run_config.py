@@ -44,10 +44,11 @@ def test_defaults_live_only_in_the_yaml():
 
 def test_overrides_are_typed_by_the_field_they_name():
     cfg = load_run_config(overrides=[
-        "grpo.lr=2e-4", "rollouts.group_size=8", "data.val_limit=null", "policy.model=/models/my model",
+        "grpo.lr=2e-4", "rollouts.group_size=8", "data.val_limit=16", "policy.model=/models/my model",
         "tracking.report_to=[tensorboard, mlflow]", "mubit.credit_modes=[train, val]", "data.train=123",
         "grpo.loss_type=grpo", "steps=5", "steps=7"])
-    assert cfg.grpo.lr == 2e-4 and cfg.rollouts.group_size == 8 and cfg.data.val_limit is None
+    assert cfg.grpo.lr == 2e-4 and cfg.rollouts.group_size == 8 and cfg.data.val_limit == 16
+    assert load_run_config(overrides=["data.val_limit=16", "data.val_limit=null"]).data.val_limit is None
     assert cfg.policy.model == Path("/models/my model") and cfg.data.train == "123"  # text fields keep the text
     assert cfg.tracking.report_to == ["tensorboard", "mlflow"] and cfg.mubit.credit_modes == ["train", "val"]
     assert cfg.grpo.loss_type == "grpo" and cfg.steps == 7  # the last one wins
