@@ -1,14 +1,29 @@
 """The reward's typed configuration, loaded from `configs/reward.yaml`."""
 
+import re
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from common.config_files import load_yaml_model
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "reward.yaml"
 COMPONENTS = ("length", "tone", "integrity", "overselling", "acknowledgment")  # weighted into the total
 GATES = ("privacy", "coherence", "role")  # not weighted: each can only force the total down
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise ValueError(f"not a regular expression ({e})") from None
+    return pattern
+
+
+# A pattern the scorer compiles: a bad one fails when the file is loaded, in one line naming the field, not as a
+# traceback from the scorer (in `python -m rewards` or, later, in a training run's runner processes).
+Regex = Annotated[str, AfterValidator(_compiles)]
 
 
 class _Strict(BaseModel):
@@ -39,7 +54,7 @@ class IntegrityConfig(_Strict):
     markers: list[str]
     on_receipt_admissions: list[str]
     evasive_phrases: list[str]
-    evasive_pattern: str
+    evasive_pattern: Regex
     framed_nouns: list[str]
     framing_verbs: list[str]
     framing_agents: list[str]
@@ -57,19 +72,19 @@ class OversellingConfig(_Strict):
     verification_claims: list[str]
     completed_checks: list[str]
     settled_verdicts: list[str]
-    settled_colon: str = r"(?!)"
-    reported_wording: str = r"(?!)"
-    assurance_that: str = r"(?!)"
+    settled_colon: Regex = r"(?!)"
+    reported_wording: Regex = r"(?!)"
+    assurance_that: Regex = r"(?!)"
     dismissals: list[str]
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
     done_states: list[str]
-    scheduled_times: str
+    scheduled_times: Regex
     cause_marks: list[str]
     changed_now: list[str]
-    recent_times: str
-    recent_past: str
-    recent_today: str = r"(?!)"
+    recent_times: Regex
+    recent_past: Regex
+    recent_today: Regex = r"(?!)"
     check_nouns: list[str]
     finding_verbs: list[str]
     team_people: list[str]
@@ -78,9 +93,9 @@ class OversellingConfig(_Strict):
     caps_total: bool
     uncited_stat_penalty: float = Field(ge=0)
     claim_words: list[str]
-    reference_numbers: str
-    in_transit: str = r"(?!)"
-    in_transit_conditions: str = r"(?!)"
+    reference_numbers: Regex
+    in_transit: Regex = r"(?!)"
+    in_transit_conditions: Regex = r"(?!)"
     claim_window_chars: int = Field(ge=0)
     citation_markers: list[str]
     citation_window_chars: int = Field(ge=0)
@@ -98,19 +113,19 @@ class AcknowledgmentConfig(_Strict):
     min_own_share: float = Field(ge=0, le=1)
     no_reply_cap: float = Field(ge=-1, le=1)
     non_actions: list[str]
-    commitment_times: str
+    commitment_times: Regex
     generic_terms: list[str]
     stopwords: list[str]
 
 
 class PrivacyConfig(_Strict):
-    email: str
-    phone: str
+    email: Regex
+    phone: Regex
     phone_min_digits: int = Field(ge=1)
-    card: str
-    us_ssn: str
-    iban: str
-    ip_address: str
+    card: Regex
+    us_ssn: Regex
+    iban: Regex
+    ip_address: Regex
 
 
 class CoherenceConfig(_Strict):
@@ -139,10 +154,10 @@ class CoherenceConfig(_Strict):
 
 class RoleConfig(_Strict):
     cap: float = Field(ge=-1, le=1)
-    template_placeholder: str
-    link: str
+    template_placeholder: Regex
+    link: Regex
     assistant_phrases: list[str]
-    header_lines: str
+    header_lines: Regex
     team_voice: list[str]
     second_person: list[str]
     greetings: list[str]
@@ -153,12 +168,12 @@ class RoleConfig(_Strict):
     sign_offs: list[str]
     sign_off_nouns: list[str] = []
     sign_off_qualifiers: list[str] = []
-    sign_off_rest: str = r"[ \t]*[,:—–-]?[ \t]*"
+    sign_off_rest: Regex = r"[ \t]*[,:—–-]?[ \t]*"
     sender_copy_share: float = Field(gt=0, le=1)
-    team_singular: str = r"(?!)"
-    open_end: str
+    team_singular: Regex = r"(?!)"
+    open_end: Regex
     signature_words: int = Field(ge=1)
-    signature_line: str = r"(?!)"
+    signature_line: Regex = r"(?!)"
     signature_block_lines: int = Field(default=2, ge=2, le=3)
     signature_not_name: list[str] = []
     signature_not_role: list[str] = []
@@ -166,23 +181,23 @@ class RoleConfig(_Strict):
     compound_part_min_chars: int = Field(default=5, ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
-    group_greeting: str
-    crowd_question: str = r"(?!)"
-    collective_sender: str
-    misread_request: str
+    group_greeting: Regex
+    crowd_question: Regex = r"(?!)"
+    collective_sender: Regex
+    misread_request: Regex
     misread_generic: list[str]
     promotion: list[str]
-    thanks_for: str
+    thanks_for: Regex
     thanks_generic: list[str]
     thanks_passed_on: list[str] = Field(default_factory=list)
     unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
     thanked_act_max_terms: int = Field(ge=0)
     topic_only_min_terms: int = Field(ge=1)
-    grave_news: str
-    cheer: str
+    grave_news: Regex
+    cheer: Regex
     team_plural: list[str]
-    own_report: str
+    own_report: Regex
     own_report_min: int = Field(ge=1)
 
 

@@ -130,8 +130,9 @@ class RewardScorer:
         self._framed_nouns = tuple(config.integrity.framed_nouns)
         self._framing_verbs = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_verbs)
         self._framing_agents = frozenset(stem(v, FRAMING_STEM) for v in config.integrity.framing_agents)
-        evasive = _lexicon(config.integrity.evasive_phrases).pattern
-        self._evasive = re.compile(f"{evasive}|{config.integrity.evasive_pattern}")  # the phrases, and with an object
+        # the phrases, and the pattern (a promise with its object); an empty part would match everywhere
+        evasive = (_lexicon(config.integrity.evasive_phrases).pattern, config.integrity.evasive_pattern)
+        self._evasive = re.compile("|".join(p for p in evasive if p) or r"(?!)")
         # ordinary phrases are matched with the hype terms (longest first), so that "completely fine" is found
         # whole and then dropped, not counted as "completely"
         self._ordinary = frozenset(t.lower() for t in config.overselling.ordinary_absolutes)

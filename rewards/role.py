@@ -125,6 +125,8 @@ class RoleCheck:
         self._signature_re = re.compile(cfg.signature_line)
         self._not_name = frozenset(cfg.signature_not_name)
         self._not_role = frozenset(cfg.signature_not_role)
+        self._not_after_and = self._not_role | {"the", "a", "an"}  # "and the": a list cut off, not a team's name
+        self._not_team_opener = self._not_name - {"the"}  # "The heat and health study team" is a team's name
         # a closing: one of `sign_offs` ("Cheers", "Warmly", "Yours sincerely") or a closing noun with its qualifiers
         # ("Warm regards", "With sincere thanks", "With respect and thanks"), perhaps "again" ("Thanks again")
         qualified = (r"(?:(?:" + "|".join(re.escape(q) for q in cfg.sign_off_qualifiers) + r")\s+)*(?:"
@@ -325,7 +327,7 @@ class RoleCheck:
             # a team's name ("Index team", named for its topic, which the reply may write in lower case: "the index is
             # built ..."; "Light and sleep study team"): its first word is no sentence's opener ("Our team"), nor is
             # another word a clause's ("Data will go to the team")
-            if name.split()[0].lower() in self._not_name - {"the"} or not self._role_words(name.lower().split()):
+            if name.split()[0].lower() in self._not_team_opener or not self._role_words(name.lower().split()):
                 return False
         elif not name.startswith("<"):
             words = [w for w in name.split() if w.rstrip(".") not in TITLES]
@@ -339,7 +341,7 @@ class RoleCheck:
         joins two of its words ("Light and sleep study team", "Research and data manager"): a role that starts or
         stops on "and" is a list cut off ("and the", "sleep survey and")."""
         for k, w in enumerate(words):
-            if w == "and" and 0 < k < len(words) - 1 and words[k + 1] not in self._not_role | {"the", "a", "an"}:
+            if w == "and" and 0 < k < len(words) - 1 and words[k + 1] not in self._not_after_and:
                 continue
             if w in self._not_role or CONTRACTION.sub("", w) in self._not_role:
                 return False

@@ -667,6 +667,11 @@ def test_config_validation(tmp_path):
         load_config(bad)
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.yaml")
+    # a pattern that does not compile is named with its field when the file loads, not met later in the scorer
+    default = load_config.__globals__["DEFAULT_CONFIG_PATH"].read_text()
+    bad.write_text(default.replace("evasive_pattern: '", "evasive_pattern: '(", 1))
+    with pytest.raises(ConfigError, match=r"field 'integrity.evasive_pattern': .*not a regular expression"):
+        load_config(bad)
 
 
 # -- what each part measures for a reader (issue #12) ---------------------------------------------------
