@@ -196,6 +196,9 @@ class RoleConfig(_Strict):
     topic_only_min_terms: int = Field(ge=1)
     grave_news: Regex
     cheer: Regex
+    safety_question: Regex = r"(?!)"
+    health_context: Regex = r"(?!)"
+    safety_answer: Regex = r"(?!)"
     team_plural: list[str]
     own_report: Regex
     own_report_min: int = Field(ge=1)

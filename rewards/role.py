@@ -38,6 +38,7 @@ HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
 SHOUTED = re.compile(r"\A\W*(?:(?:[A-Z][A-Z0-9'’-]*[ \t]+){2,}[A-Z][A-Z0-9'’-]*\b|(?:[A-Z][A-Z0-9'’-]*[ \t]+)+"
                      r"[A-Z][A-Z0-9'’-]*[ \t]*[:!])")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+QUESTION = re.compile(r"[^.!?\n]*\?")  # a question of the feedback: the sentence up to its "?"
 # A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
 # that does not ("e.g.", "Dr.", "p.m.": a single letter or a title before the stop).
 SENTENCE_CLOSED = re.compile(r"[.!?][\"'’”)]*$")
@@ -87,6 +88,7 @@ class SenderFacts:
     grave: bool = False  # the feedback tells of a death
     compounds: frozenset[str] = frozenset()  # the feedback's words of 7 letters or more ("iphone", "telephone")
     lower_case: frozenset[str] = frozenset()  # the feedback's words written in lower case: none is a name
+    safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
 
 
 class RoleCheck:
@@ -119,6 +121,9 @@ class RoleCheck:
         self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
+        self._safety_question = re.compile(cfg.safety_question)
+        self._health_context = re.compile(cfg.health_context)
+        self._safety_answer = re.compile(cfg.safety_answer)
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
         self._team_singular = re.compile(cfg.team_singular)
@@ -151,7 +156,7 @@ class RoleCheck:
                            bool(self._collective.search(feedback.lower())),
                            bool(self._grave.search(feedback.lower())),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
-                           frozenset(LOWER_CASE_WORD.findall(feedback)))
+                           frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(feedback.lower()))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -224,6 +229,9 @@ class RoleCheck:
         if m := self._unasked.search(lower):
             return False, (f"Announces an explanation nobody asked for ({reply[m.start() : m.end()]!r}): it answers "
                            "a question the sender did not ask instead of taking up theirs.")
+        if facts.safety_question and not self._safety_answer.search(lower):
+            return False, (f"Never takes up the sender's question whether it is safe ({facts.safety_question!r}): a "
+                           "reply that leaves a safety question unanswered answers another message.")
         if facts.grave and (m := self._cheer.search(lower)):
             return False, (f"Answers news of a death with cheer ({reply[m.start() : m.end()]!r}): a reply to another "
                            "message.")
@@ -249,6 +257,16 @@ class RoleCheck:
                 return False, ("Neither speaks as the team (we, I) nor takes up the sender's points: advice to anyone, "
                                "not a reply to this message.")
         return True, "Written as the team's reply to the sender (a gate: wrong role or template text caps the total)."
+
+    def _asks_about_safety(self, lower: str) -> str:
+        """The feedback's first question (a sentence ending in "?") whether something is safe for the sender ("is that
+        safe?", "any side effects?") in a feedback about the sender's body or health, or ""."""
+        if not self._health_context.search(lower):
+            return ""
+        for question in QUESTION.findall(lower):
+            if self._safety_question.search(question):
+                return question.strip()
+        return ""
 
     def unknown_placeholders(self, reply: str, facts: SenderFacts) -> list[str]:
         """Governance placeholders in the reply that the feedback does not have: nothing can fill them in."""

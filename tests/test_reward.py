@@ -909,6 +909,50 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0
 
+    # Round twenty (h19-16's off-target: a visit reminder to a newly pregnant participant who asked whether the sleep
+    # restriction nights are safe, +0.41 before): a question whether something is safe for the sender's body or health
+    # is taken up by naming safety, a risk, the people who decide it or the condition, or by telling them not to come
+    ALLERGY = ("My son has a peanut allergy and your classroom study is handing out snack bars on Friday. Are they "
+               "safe for him? Nobody has said what's in them.")
+    KNEE = ("hi, the fitness study wants me to do the treadmill test next week but I've just had a knee operation. "
+            "would it be dangerous to do it now? <PERSON_1>")
+    SEDATIVE = ("Dear team, the information sheet mentions a mild sedative before the MRI. I am breastfeeding my "
+                "four-month-old. Could the sedative harm my baby through the milk? With thanks, <PERSON_1>")
+
+    @pytest.mark.parametrize(("feedback", "reply"), [
+        (ALLERGY, "Hi, thanks for getting in touch. Friday's session starts at 10am in the school hall; children "
+                  "should bring a water bottle and wear comfortable shoes. We'll send a short feedback form home "
+                  "afterwards."),
+        (KNEE, "Hi <PERSON_1>, thanks for your message! The treadmill test takes about twenty minutes and we'll "
+               "record your heart rate throughout. Please wear trainers and bring a towel; there are showers next to "
+               "the lab."),
+        (SEDATIVE, "Dear <PERSON_1>, thank you for your interest in the MRI study. Your scan is booked for 9:30 on "
+                   "Tuesday in the imaging suite; please arrive fifteen minutes early and remove any jewellery before "
+                   "you go in."),
+    ])
+    def test_a_reply_that_never_takes_up_a_question_whether_it_is_safe_fails(self, feedback, reply):
+        result = score(reply, feedback)
+        assert "whether it is safe" in result.components["role"].explanation and result.total < 0, result.components
+
+    @pytest.mark.parametrize(("feedback", "reply"), [
+        (ALLERGY, "Thank you for asking before Friday. Please keep your son's bar at home: I'll ask the supplier today "
+                  "for the full ingredients and allergy information and ring you by Thursday with what it contains."),
+        (KNEE, "Hi <PERSON_1>, thanks for telling us before the test. Please don't do it next week: our study doctor "
+               "will look at whether the treadmill is safe so soon after a knee operation, and I'll ring you on "
+               "Monday to move your appointment."),
+        (SEDATIVE, "Dear <PERSON_1>, thank you for asking before the scan. I don't know the answer and won't guess: "
+                   "I'll ask our anaesthetist today whether the sedative passes into breast milk, and until you hear "
+                   "from us please don't take it. We'll call you by Thursday."),
+        # "safe" about a figure, in a feedback about no one's health, is no safety question
+        ("Quick one: is it safe to cite the 2019 prevalence figure from your dashboard in my thesis, or will it "
+         "change?", "Thanks for asking. The 2019 figure on the dashboard is final and won't change, so you can cite "
+                    "it; please give the dashboard's date of access and the table number."),
+    ])
+    def test_a_reply_that_takes_up_a_question_whether_it_is_safe_is_in_role(self, feedback, reply):
+        result = score(reply, feedback)
+        assert result.components["role"].score >= 0, result.components["role"].explanation
+        assert result.total >= 0
+
     def test_an_unasked_question_named_in_words_the_sender_never_used_fails_however_much_else_is_taken_up(self):
         """h8-11's off-target reply took up the teacher's terms in full (acknowledgment 1.0) and answered "your
         question about the end-of-study certificates", a question nobody asked (+0.80 before)."""
