@@ -37,6 +37,14 @@ HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
 # replies of the reader set, no other kind)
 SHOUTED = re.compile(r"\A\W*(?:(?:[A-Z][A-Z0-9'’-]*[ \t]+){2,}[A-Z][A-Z0-9'’-]*\b|(?:[A-Z][A-Z0-9'’-]*[ \t]+)+"
                      r"[A-Z][A-Z0-9'’-]*[ \t]*[:!])")
+# Round twenty: a reply that opens with a title in title case, three capitalised words or more (small words between
+# allowed) up to a stop, a colon or "!" on the same line ("Cohort Study Celebrates 15 Years. This month ...", h19-17's
+# press release; "Respect the Countryside Code: ..."), is a press release or a notice, not a reply; a greeting or
+# thanks in title case ("Dear", "Hi", "Thank You", "Many Thanks", "Good Morning") is none (15 replies of the reader
+# set, off-target and salad only)
+TITLED = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank|Many|Warm|Kind|Good)\b)"
+                    r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[.:!](?:[ \t]|$)",
+                    re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 QUESTION = re.compile(r"[^.!?\n]*\?")  # a question of the feedback: the sentence up to its "?"
 # A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
@@ -186,7 +194,7 @@ class RoleCheck:
         if m := self._header.search(lower):
             found = reply[m.start() : m.end()].strip()
             return False, f"Formatted as another kind of document ({found!r}), not as a reply."
-        if m := HEADLINE.match(reply) or SHOUTED.match(reply):
+        if m := HEADLINE.match(reply) or SHOUTED.match(reply) or TITLED.match(reply):
             return False, f"Opens with a headline ({m.group().strip()!r}): an article, not a reply."
         if m := self._sender.search(lower):
             found = reply[m.start() : m.end()]

@@ -1238,12 +1238,22 @@ class TestRole:
          "wording with last year's, 3) ask for the refused requests.", "another kind of document"),
         ("A few tips for a clearer consent section: 1) keep your wording short, 2) say what changed since last year, "
          "3) count the refused data requests.", "another kind of document"),
+        # round twenty: a title in title case on the first line (h19-17's press release, +0.66 before), in other words
+        ("Transparency Report Counts Every Request. This year our team recorded each data request we received, and "
+         "the consent section now says what changed.", "headline"),
+        ("New Figures Show Rise in Refused Requests: our latest transparency report lists every data request and "
+         "explains the consent wording.", "headline"),
+        ("Records Team Wins National Award! We are proud that our transparency report now counts refused data "
+         "requests and sets out the consent changes.", "headline"),
     ])
     def test_copy_that_opens_in_capitals_or_under_a_lists_title_is_for_someone_else(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
         assert why in result.components["role"].explanation and result.total < 0, result.components["role"]
 
-    @pytest.mark.parametrize("opening", ["NHS data: ", "Hi, ", "GDPR aside, ", "Two things first: ", "OK, "])
+    @pytest.mark.parametrize("opening", ["NHS data: ", "Hi, ", "GDPR aside, ", "Two things first: ", "OK, ",
+                                         # round twenty: greetings and thanks in title case are no title
+                                         "Thank You So Much. ", "Good Morning From Leeds! ",
+                                         "Many Thanks For Writing. "])
     def test_an_acronym_or_a_short_lead_in_is_no_headline(self, opening):
         # round nineteen: capitals are a headline from three words, or two before a colon; a list's title needs "tips",
         # "ways", "steps" ... and names neither the sender nor the team ("Two steps we will take:" is a reply's)
