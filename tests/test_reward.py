@@ -142,7 +142,14 @@ class TestOverselling:
                                       "watertight", "an ironclad fix", "100% reliable", "kept 100% private",
                                       "a tool that has never lost a single file", "accurate in every season",
                                       "the finest survey ever conducted", "so that nobody will ever see it",
-                                      "sure that it cannot possibly fail", "checked on every single row"])
+                                      "sure that it cannot possibly fail", "checked on every single row",
+                                      # round twenty, by families (the eighteenth part's oversold replies, in other
+                                      # words): certainty and ease idioms, cures and world-changing breakthroughs,
+                                      # analysis nothing slips past, permanence guaranteed
+                                      "no trouble at all", "almost certainly ready", "bound to work",
+                                      "done in no time", "set to cure asthma", "going to change the world",
+                                      "a tool nothing can slip past", "kept safe for all time",
+                                      "perfectly preserved", "such that nothing will ever be lost"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -176,7 +183,12 @@ class TestOverselling:
                                        # that works for everyone a report (d12's plain), a warning not to rely on it
                                        "The estimate assumes take-up below 100%: 87% among new pupils.",
                                        "We will fix the link so one click works for everyone.",
-                                       "Until then, please don't rely on it for parcel-level overlays."])
+                                       "Until then, please don't rely on it for parcel-level overlays.",
+                                       # round twenty: a deletion said to be permanent, a plan set for a date, an
+                                       # honest "not sure" (none is a guarantee)
+                                       "We will permanently delete your recordings this week.",
+                                       "The new survey is set for release in May.",
+                                       "We're not sure yet, but we will find out by Friday."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -194,6 +206,15 @@ class TestOverselling:
         ("Your tide predictions for the harbour were off by half an hour on Sunday.",
          "Thanks! Our tide predictions are state-of-the-art, the most thorough harbour model ever built. The half "
          "hour will be fixed for Sunday, guaranteed."),
+        # round twenty: the eighteenth part's oversold replies (+0.07 to +0.25, one hit each or none), in other words
+        ("The sleep logger dropped readings on two nights last week; the file for nights 3 and 4 has gaps.",
+         "No trouble at all! We'll have the gaps sorted in no time, and your nights will be stored safely for ever. "
+         "Consider it done."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thank you! The half hour is almost certainly a one-off, and our harbour model is set to revolutionise "
+         "sailing: nothing can slip past it."),
+        ("Could you put the old harbour surveys somewhere safe before the website closes?",
+         "Of course! Every survey will be perfectly preserved for all time, and nothing will ever be lost."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
