@@ -76,6 +76,14 @@ THANKED_INTRO = frozenset({"our", "your", "the", "this", "that", "these", "those
 THANKED_CLAUSE = frozenset({"and", "or", "but", "so", "as", "before", "after", "when", "while", "despite", "because",
                             "if", "since", "though", "although", "until", "which", "who", "that", "where", "how",
                             "what", "whether", "than", "rather", "by"})
+# Round twenty: how much the sender did, before the thanked act ("for all the driving" to a volunteer driver, h19-02;
+# "for both reports"): a quantity, not what was done, so the act is the word after it
+THANKED_COUNT = frozenset({"all", "every", "each", "both"})
+# ... and the years or months the sender has given the study, without saying of what ("for fifteen years with us" to a
+# cohort member there "since 2009", h19-17; "for all these years in the study"): time given, thanks for taking part.
+# "for three weeks of the money diary" names an act (h13-13's off-target)
+TIME_GIVEN = re.compile(r"^(?:(?:your|all|the|these|those|so|many)\s+)*(?:[a-z]+(?:-[a-z]+)?\s+|\d+\s+)?"
+                        r"(?:years|months|decades)\b(?!\s+of\b)")
 
 
 def _words_pattern(terms: list[str]) -> re.Pattern[str]:
@@ -451,8 +459,9 @@ class RoleCheck:
         acts = []
         for m in self._thanks_for.finditer(lower):
             part = m.group(1).strip()
-            words = [w for w in WORD.findall(part) if w not in THANKED_INTRO and w not in MISREAD_STOP]
-            if not words or THE_MATTER.search(part):
+            words = [w for w in WORD.findall(part)
+                     if w not in THANKED_INTRO and w not in MISREAD_STOP and w not in THANKED_COUNT]
+            if not words or THE_MATTER.search(part) or TIME_GIVEN.match(part):
                 continue
             head = words[0].removesuffix("'s")
             if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on

@@ -188,7 +188,11 @@ class TestOverselling:
                                        # honest "not sure" (none is a guarantee)
                                        "We will permanently delete your recordings this week.",
                                        "The new survey is set for release in May.",
-                                       "We're not sure yet, but we will find out by Friday."])
+                                       "We're not sure yet, but we will find out by Friday.",
+                                       # a hype word negated is an honest doubt (h19-18's plain, "isn't clear-cut")
+                                       "Whether a loan counts as commercial isn't clear-cut.",
+                                       "The answer is far from clear-cut, so we'll ask our lawyer.",
+                                       "Our method isn't perfect, and you have found one reason why."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -516,6 +520,12 @@ def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
     "\n\nWith every good wish, Oskar",  # after a closing on a line of its own
     "\n\nThanks once more,\nBeatriz",  # under a closing line
     "\n\nBest\nOskar",
+    # round twenty: well-wishing closings of a trade or a journey, and fond ones (h19-12's "Fair winds, <PERSON_2>,
+    # Coastal Met Group" on the body's line, -0.50 before), in other words and layouts
+    " Fair winds, Tomasz, Harbour Met Group",
+    " Safe travels, Ingrid",
+    "\n\nStay well,\nKeiko, data steward",
+    " Fondly, Beatriz",
 ])
 def test_a_sign_off_after_the_last_sentence_or_a_closing_is_no_unfinished_reply(tail):
     # the thirteenth reader part (h14-*, dev since): 20 genuine replies signed on the last sentence's line or after a
@@ -1045,6 +1055,11 @@ class TestRole:
         # round nineteen (h18-15's plain reply, -0.60 before: "thanks for the exact counts"): praise of precision, as
         # "precise" and "detailed" are
         "Thanks for the exact numbers.", "Thank you for the specific examples.", "Thanks for the accurate summary.",
+        # round twenty (h19-17's careful, "thank you for fifteen years with us", and h19-02's plain, "thank you for
+        # all the driving", both read as thanks for something never done): the years given the study, and a
+        # quantity before the act the sender did
+        "Thank you for twelve years with us.", "Thanks for all the years you've followed the report.",
+        "Thanks for all the counting.", "Thank you for your loyalty to the report.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
@@ -1074,6 +1089,11 @@ class TestRole:
          "the spring.", "thanks for an act on the team's own thing"),
         ("Thanks for forwarding the festival programme! We will publish the full findings for the town in the spring.",
          "thanks for passing on what the sender never mentioned (round twelve: passing on is writing in)"),
+        # round twenty: the years given are thanks for taking part, but years "of" an act name the act (h13-13's)
+        ("Thank you for three years of keeping the bird diary! We will publish the full findings for the town in the "
+         "spring.", "thanks for years of an act the sender never did"),
+        ("Thanks for all the litter picking! We will publish the full findings for the town in the spring.",
+         "thanks for an act never done, after a quantity"),
         ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
          "residents.", "the feedback's words only in the name of the team's survey"),
     ])
