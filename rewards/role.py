@@ -46,6 +46,7 @@ TITLED = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank|Many|Warm|Kind|G
                     r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[.:!](?:[ \t]|$)",
                     re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+SENTENCE_STOP = re.compile(r"[.!?][\"'’”)]*(?=\s)")  # a sentence's stop before the next word or line
 QUESTION = re.compile(r"[^.!?\n]*\?")  # a question of the feedback: the sentence up to its "?"
 # A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
 # that does not ("e.g.", "Dr.", "p.m.": a single letter or a title before the stop).
@@ -283,6 +284,17 @@ class RoleCheck:
             if self._safety_question.search(question):
                 return question.strip()
         return ""
+
+    def only_in_sign_off(self, reply: str, placeholders: list[str]) -> bool:
+        """Each of `placeholders` is only in the reply's sign-off: the few words after its last finished sentence
+        ("... by Friday. Best wishes, <PERSON_2>", "...\n\nWarm wishes,\n<PERSON_3>, Research Nurse")."""
+        text = reply.rstrip()
+        ends = [m.end() for m in SENTENCE_STOP.finditer(text)]
+        if not ends:
+            return False
+        body, tail = text[: ends[-1]], text[ends[-1]:]
+        return (len(tail.split()) <= self.cfg.signature_words + 4
+                and all(p in tail and p not in body for p in placeholders))
 
     def unknown_placeholders(self, reply: str, facts: SenderFacts) -> list[str]:
         """Governance placeholders in the reply that the feedback does not have: nothing can fill them in."""

@@ -1258,6 +1258,12 @@ class TestRole:
         named = score(PLAIN + " <PERSON_3> from our team will phone you this week.", REPORT_FEEDBACK)
         assert named.components["role"].score == 0.0 and "<PERSON_3>" in named.components["role"].explanation
         assert 0 <= named.total <= base.total - 0.1
+        # round twenty: a placeholder only in the sign-off names who writes, not a third person (h19-17's and h19-18's
+        # plain replies, "... Best wishes, <PERSON_2>"): it costs less, on the body's line or a line of its own
+        for tail in (" Best wishes, <PERSON_2>", "\n\nWarm wishes,\n<PERSON_3>, Research Nurse", " <PERSON_2>"):
+            signed = score(PLAIN + tail, REPORT_FEEDBACK)
+            assert "Signs with" in signed.components["role"].explanation, signed.components["role"]
+            assert named.total < signed.total < base.total
         phoned = score(PLAIN + " Call us on <PHONE_1> this week.", REPORT_FEEDBACK)
         assert phoned.components["role"].score == -1.0 and phoned.total < 0
 
