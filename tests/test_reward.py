@@ -1381,6 +1381,17 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Thank you for your message. Surveys with timed reminders have certain limitations, and shift patterns "
          "introduce uncertainty that we cannot always accommodate. Our team remains grateful for your help."),
+        # round twenty: the eighteenth part's hedge (h19-24, +0.19) and echo by paraphrase (h19-15, +0.79), in other
+        # words: regard for the sender's view, and the team's thing "shows" what the sender said, with nothing done
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thank you for writing. Every survey method has its limitations and some uncertainty. We respect that "
+         "birdwatchers see these things differently, and we honour the time you gave."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for your note. Our marsh list shows the reed warbler twice on the 12th, at dawn and at noon. You "
+         "think it is one bird counted twice and wonder which count is right."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Thanks for telling us. The survey schedule says reminders go out at 3am, which is when you're asleep after "
+         "the night shift, and you'd like it to stop waking you."),
     ])
     def test_a_short_general_hedge_with_a_promise_to_bear_the_point_in_mind_is_no_reply(self, feedback, hedge):
         result = score(hedge, feedback)
@@ -1394,6 +1405,13 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Sorry the 3am reminder woke you. We will move the night shift's survey reminder to the end of the shift "
          "this week, and take shift patterns into account when we set the times for everyone else."),
+        # round twenty: what the team's thing shows, then a promise, and regard for the sender's choice beside an act
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks. Our marsh list shows two reed warbler entries for the 12th, and we don't know yet if they are one "
+         "bird. We'll compare the dawn and noon sheets and tell you by Friday which count stands."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Sorry about the 3am reminder. We respect that you work nights, so we'll move your reminder to 6pm this "
+         "week; tell us if another time suits your shifts better."),
     ])
     def test_a_reply_that_commits_to_the_point_is_no_hedge(self, feedback, reply):
         result = score(reply, feedback)
