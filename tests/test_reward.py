@@ -324,6 +324,10 @@ class TestOverselling:
         # round fifteen: a delivery reported as under way
         ("A replacement survey pack is already in the post to you.", 1),
         ("Your voucher is on its way, and the two missing consent forms are in the mail.", 2),
+        # round twenty: a consultation reported as held (h19-16's invented, "I've discussed your situation with our
+        # study doctor")
+        ("I've discussed the survey sample with our statistician.", 1),
+        ("We have consulted the ethics board about the bias results.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
