@@ -181,6 +181,7 @@ class RoleConfig(_Strict):
     compound_part_min_chars: int = Field(default=5, ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
+    signature_named_penalty: float = Field(default=0.2, ge=0, le=1)
     group_greeting: Regex
     crowd_question: Regex = r"(?!)"
     collective_sender: Regex
@@ -196,6 +197,9 @@ class RoleConfig(_Strict):
     topic_only_min_terms: int = Field(ge=1)
     grave_news: Regex
     cheer: Regex
+    safety_question: Regex = r"(?!)"
+    health_context: Regex = r"(?!)"
+    safety_answer: Regex = r"(?!)"
     team_plural: list[str]
     own_report: Regex
     own_report_min: int = Field(ge=1)

@@ -211,7 +211,11 @@ class RewardScorer:
         if not in_role:
             caps.append(self.config.role.cap)
         unknown = self._role.unknown_named(response, fb.sender) if in_role and words else []
-        if unknown:
+        if unknown and self._role.only_in_sign_off(response, unknown):
+            total -= self.config.role.signature_named_penalty
+            role_why = (f"Signs with {unknown[0]}: nothing can fill that placeholder in (-"
+                        f"{self.config.role.signature_named_penalty:g} off the total); sign with the team's name.")
+        elif unknown:
             total -= self.config.role.unknown_named_penalty
             role_why = (f"Names {unknown[0]}, whom the feedback does not mention: nothing can fill that placeholder "
                         f"in (-{self.config.role.unknown_named_penalty:g} off the total); name the team instead.")

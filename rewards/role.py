@@ -37,7 +37,17 @@ HEADLINE = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank)\b)"
 # replies of the reader set, no other kind)
 SHOUTED = re.compile(r"\A\W*(?:(?:[A-Z][A-Z0-9'’-]*[ \t]+){2,}[A-Z][A-Z0-9'’-]*\b|(?:[A-Z][A-Z0-9'’-]*[ \t]+)+"
                      r"[A-Z][A-Z0-9'’-]*[ \t]*[:!])")
+# Round twenty: a reply that opens with a title in title case, three capitalised words or more (small words between
+# allowed) up to a stop, a colon or "!" on the same line ("Cohort Study Celebrates 15 Years. This month ...", h19-17's
+# press release; "Respect the Countryside Code: ..."), is a press release or a notice, not a reply; a greeting or
+# thanks in title case ("Dear", "Hi", "Thank You", "Many Thanks", "Good Morning") is none (15 replies of the reader
+# set, off-target and salad only)
+TITLED = re.compile(r"\A\W*(?!(?:Dear|Hi|Hello|Hey|Thanks|Thank|Many|Warm|Kind|Good)\b)"
+                    r"(?:[A-Z0-9][\w'’-]*[ \t]+(?:" + SMALL_WORDS + r"[ \t]+)*){2,}[A-Z0-9][\w'’-]*[.:!](?:[ \t]|$)",
+                    re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+SENTENCE_STOP = re.compile(r"[.!?][\"'’”)]*(?=\s)")  # a sentence's stop before the next word or line
+QUESTION = re.compile(r"[^.!?\n]*\?")  # a question of the feedback: the sentence up to its "?"
 # A line that ends a sentence (a closing quote or bracket after the stop allowed), and the stop of an abbreviation
 # that does not ("e.g.", "Dr.", "p.m.": a single letter or a title before the stop).
 SENTENCE_CLOSED = re.compile(r"[.!?][\"'’”)]*$")
@@ -67,6 +77,14 @@ THANKED_INTRO = frozenset({"our", "your", "the", "this", "that", "these", "those
 THANKED_CLAUSE = frozenset({"and", "or", "but", "so", "as", "before", "after", "when", "while", "despite", "because",
                             "if", "since", "though", "although", "until", "which", "who", "that", "where", "how",
                             "what", "whether", "than", "rather", "by"})
+# Round twenty: how much the sender did, before the thanked act ("for all the driving" to a volunteer driver, h19-02;
+# "for both reports"): a quantity, not what was done, so the act is the word after it
+THANKED_COUNT = frozenset({"all", "every", "each", "both"})
+# ... and the years or months the sender has given the study, without saying of what ("for fifteen years with us" to a
+# cohort member there "since 2009", h19-17; "for all these years in the study"): time given, thanks for taking part.
+# "for three weeks of the money diary" names an act (h13-13's off-target)
+TIME_GIVEN = re.compile(r"^(?:(?:your|all|the|these|those|so|many)\s+)*(?:[a-z]+(?:-[a-z]+)?\s+|\d+\s+)?"
+                        r"(?:years|months|decades)\b(?!\s+of\b)")
 
 
 def _words_pattern(terms: list[str]) -> re.Pattern[str]:
@@ -87,6 +105,7 @@ class SenderFacts:
     grave: bool = False  # the feedback tells of a death
     compounds: frozenset[str] = frozenset()  # the feedback's words of 7 letters or more ("iphone", "telephone")
     lower_case: frozenset[str] = frozenset()  # the feedback's words written in lower case: none is a name
+    safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
 
 
 class RoleCheck:
@@ -119,6 +138,9 @@ class RoleCheck:
         self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
+        self._safety_question = re.compile(cfg.safety_question)
+        self._health_context = re.compile(cfg.health_context)
+        self._safety_answer = re.compile(cfg.safety_answer)
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
         self._team_singular = re.compile(cfg.team_singular)
@@ -151,7 +173,7 @@ class RoleCheck:
                            bool(self._collective.search(feedback.lower())),
                            bool(self._grave.search(feedback.lower())),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
-                           frozenset(LOWER_CASE_WORD.findall(feedback)))
+                           frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(feedback.lower()))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -181,7 +203,7 @@ class RoleCheck:
         if m := self._header.search(lower):
             found = reply[m.start() : m.end()].strip()
             return False, f"Formatted as another kind of document ({found!r}), not as a reply."
-        if m := HEADLINE.match(reply) or SHOUTED.match(reply):
+        if m := HEADLINE.match(reply) or SHOUTED.match(reply) or TITLED.match(reply):
             return False, f"Opens with a headline ({m.group().strip()!r}): an article, not a reply."
         if m := self._sender.search(lower):
             found = reply[m.start() : m.end()]
@@ -224,6 +246,9 @@ class RoleCheck:
         if m := self._unasked.search(lower):
             return False, (f"Announces an explanation nobody asked for ({reply[m.start() : m.end()]!r}): it answers "
                            "a question the sender did not ask instead of taking up theirs.")
+        if facts.safety_question and not self._safety_answer.search(lower):
+            return False, (f"Never takes up the sender's question whether it is safe ({facts.safety_question!r}): a "
+                           "reply that leaves a safety question unanswered answers another message.")
         if facts.grave and (m := self._cheer.search(lower)):
             return False, (f"Answers news of a death with cheer ({reply[m.start() : m.end()]!r}): a reply to another "
                            "message.")
@@ -249,6 +274,27 @@ class RoleCheck:
                 return False, ("Neither speaks as the team (we, I) nor takes up the sender's points: advice to anyone, "
                                "not a reply to this message.")
         return True, "Written as the team's reply to the sender (a gate: wrong role or template text caps the total)."
+
+    def _asks_about_safety(self, lower: str) -> str:
+        """The feedback's first question (a sentence ending in "?") whether something is safe for the sender ("is that
+        safe?", "any side effects?") in a feedback about the sender's body or health, or ""."""
+        if not self._health_context.search(lower):
+            return ""
+        for question in QUESTION.findall(lower):
+            if self._safety_question.search(question):
+                return question.strip()
+        return ""
+
+    def only_in_sign_off(self, reply: str, placeholders: list[str]) -> bool:
+        """Each of `placeholders` is only in the reply's sign-off: the few words after its last finished sentence
+        ("... by Friday. Best wishes, <PERSON_2>", "...\n\nWarm wishes,\n<PERSON_3>, Research Nurse")."""
+        text = reply.rstrip()
+        ends = [m.end() for m in SENTENCE_STOP.finditer(text)]
+        if not ends:
+            return False
+        body, tail = text[: ends[-1]], text[ends[-1]:]
+        return (len(tail.split()) <= self.cfg.signature_words + 4
+                and all(p in tail and p not in body for p in placeholders))
 
     def unknown_placeholders(self, reply: str, facts: SenderFacts) -> list[str]:
         """Governance placeholders in the reply that the feedback does not have: nothing can fill them in."""
@@ -425,8 +471,9 @@ class RoleCheck:
         acts = []
         for m in self._thanks_for.finditer(lower):
             part = m.group(1).strip()
-            words = [w for w in WORD.findall(part) if w not in THANKED_INTRO and w not in MISREAD_STOP]
-            if not words or THE_MATTER.search(part):
+            words = [w for w in WORD.findall(part)
+                     if w not in THANKED_INTRO and w not in MISREAD_STOP and w not in THANKED_COUNT]
+            if not words or THE_MATTER.search(part) or TIME_GIVEN.match(part):
                 continue
             head = words[0].removesuffix("'s")
             if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on

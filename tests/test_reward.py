@@ -142,7 +142,14 @@ class TestOverselling:
                                       "watertight", "an ironclad fix", "100% reliable", "kept 100% private",
                                       "a tool that has never lost a single file", "accurate in every season",
                                       "the finest survey ever conducted", "so that nobody will ever see it",
-                                      "sure that it cannot possibly fail", "checked on every single row"])
+                                      "sure that it cannot possibly fail", "checked on every single row",
+                                      # round twenty, by families (the eighteenth part's oversold replies, in other
+                                      # words): certainty and ease idioms, cures and world-changing breakthroughs,
+                                      # analysis nothing slips past, permanence guaranteed
+                                      "no trouble at all", "almost certainly ready", "bound to work",
+                                      "done in no time", "set to cure asthma", "going to change the world",
+                                      "a tool nothing can slip past", "kept safe for all time",
+                                      "perfectly preserved", "such that nothing will ever be lost"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -176,7 +183,16 @@ class TestOverselling:
                                        # that works for everyone a report (d12's plain), a warning not to rely on it
                                        "The estimate assumes take-up below 100%: 87% among new pupils.",
                                        "We will fix the link so one click works for everyone.",
-                                       "Until then, please don't rely on it for parcel-level overlays."])
+                                       "Until then, please don't rely on it for parcel-level overlays.",
+                                       # round twenty: a deletion said to be permanent, a plan set for a date, an
+                                       # honest "not sure" (none is a guarantee)
+                                       "We will permanently delete your recordings this week.",
+                                       "The new survey is set for release in May.",
+                                       "We're not sure yet, but we will find out by Friday.",
+                                       # a hype word negated is an honest doubt (h19-18's plain, "isn't clear-cut")
+                                       "Whether a loan counts as commercial isn't clear-cut.",
+                                       "The answer is far from clear-cut, so we'll ask our lawyer.",
+                                       "Our method isn't perfect, and you have found one reason why."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -194,6 +210,15 @@ class TestOverselling:
         ("Your tide predictions for the harbour were off by half an hour on Sunday.",
          "Thanks! Our tide predictions are state-of-the-art, the most thorough harbour model ever built. The half "
          "hour will be fixed for Sunday, guaranteed."),
+        # round twenty: the eighteenth part's oversold replies (+0.07 to +0.25, one hit each or none), in other words
+        ("The sleep logger dropped readings on two nights last week; the file for nights 3 and 4 has gaps.",
+         "No trouble at all! We'll have the gaps sorted in no time, and your nights will be stored safely for ever. "
+         "Consider it done."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thank you! The half hour is almost certainly a one-off, and our harbour model is set to revolutionise "
+         "sailing: nothing can slip past it."),
+        ("Could you put the old harbour surveys somewhere safe before the website closes?",
+         "Of course! Every survey will be perfectly preserved for all time, and nothing will ever be lost."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
@@ -299,6 +324,10 @@ class TestOverselling:
         # round fifteen: a delivery reported as under way
         ("A replacement survey pack is already in the post to you.", 1),
         ("Your voucher is on its way, and the two missing consent forms are in the mail.", 2),
+        # round twenty: a consultation reported as held (h19-16's invented, "I've discussed your situation with our
+        # study doctor")
+        ("I've discussed the survey sample with our statistician.", 1),
+        ("We have consulted the ethics board about the bias results.", 1),
     ])
     def test_work_reported_as_done_is_invented(self, invented, claims):
         overselling = score(invented, FEEDBACK).components["overselling"]
@@ -495,6 +524,12 @@ def test_a_reply_cut_after_its_last_sentence_still_ends_mid_sentence(tail):
     "\n\nWith every good wish, Oskar",  # after a closing on a line of its own
     "\n\nThanks once more,\nBeatriz",  # under a closing line
     "\n\nBest\nOskar",
+    # round twenty: well-wishing closings of a trade or a journey, and fond ones (h19-12's "Fair winds, <PERSON_2>,
+    # Coastal Met Group" on the body's line, -0.50 before), in other words and layouts
+    " Fair winds, Tomasz, Harbour Met Group",
+    " Safe travels, Ingrid",
+    "\n\nStay well,\nKeiko, data steward",
+    " Fondly, Beatriz",
 ])
 def test_a_sign_off_after_the_last_sentence_or_a_closing_is_no_unfinished_reply(tail):
     # the thirteenth reader part (h14-*, dev since): 20 genuine replies signed on the last sentence's line or after a
@@ -909,6 +944,50 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert result.total >= 0
 
+    # Round twenty (h19-16's off-target: a visit reminder to a newly pregnant participant who asked whether the sleep
+    # restriction nights are safe, +0.41 before): a question whether something is safe for the sender's body or health
+    # is taken up by naming safety, a risk, the people who decide it or the condition, or by telling them not to come
+    ALLERGY = ("My son has a peanut allergy and your classroom study is handing out snack bars on Friday. Are they "
+               "safe for him? Nobody has said what's in them.")
+    KNEE = ("hi, the fitness study wants me to do the treadmill test next week but I've just had a knee operation. "
+            "would it be dangerous to do it now? <PERSON_1>")
+    SEDATIVE = ("Dear team, the information sheet mentions a mild sedative before the MRI. I am breastfeeding my "
+                "four-month-old. Could the sedative harm my baby through the milk? With thanks, <PERSON_1>")
+
+    @pytest.mark.parametrize(("feedback", "reply"), [
+        (ALLERGY, "Hi, thanks for getting in touch. Friday's session starts at 10am in the school hall; children "
+                  "should bring a water bottle and wear comfortable shoes. We'll send a short feedback form home "
+                  "afterwards."),
+        (KNEE, "Hi <PERSON_1>, thanks for your message! The treadmill test takes about twenty minutes and we'll "
+               "record your heart rate throughout. Please wear trainers and bring a towel; there are showers next to "
+               "the lab."),
+        (SEDATIVE, "Dear <PERSON_1>, thank you for your interest in the MRI study. Your scan is booked for 9:30 on "
+                   "Tuesday in the imaging suite; please arrive fifteen minutes early and remove any jewellery before "
+                   "you go in."),
+    ])
+    def test_a_reply_that_never_takes_up_a_question_whether_it_is_safe_fails(self, feedback, reply):
+        result = score(reply, feedback)
+        assert "whether it is safe" in result.components["role"].explanation and result.total < 0, result.components
+
+    @pytest.mark.parametrize(("feedback", "reply"), [
+        (ALLERGY, "Thank you for asking before Friday. Please keep your son's bar at home: I'll ask the supplier today "
+                  "for the full ingredients and allergy information and ring you by Thursday with what it contains."),
+        (KNEE, "Hi <PERSON_1>, thanks for telling us before the test. Please don't do it next week: our study doctor "
+               "will look at whether the treadmill is safe so soon after a knee operation, and I'll ring you on "
+               "Monday to move your appointment."),
+        (SEDATIVE, "Dear <PERSON_1>, thank you for asking before the scan. I don't know the answer and won't guess: "
+                   "I'll ask our anaesthetist today whether the sedative passes into breast milk, and until you hear "
+                   "from us please don't take it. We'll call you by Thursday."),
+        # "safe" about a figure, in a feedback about no one's health, is no safety question
+        ("Quick one: is it safe to cite the 2019 prevalence figure from your dashboard in my thesis, or will it "
+         "change?", "Thanks for asking. The 2019 figure on the dashboard is final and won't change, so you can cite "
+                    "it; please give the dashboard's date of access and the table number."),
+    ])
+    def test_a_reply_that_takes_up_a_question_whether_it_is_safe_is_in_role(self, feedback, reply):
+        result = score(reply, feedback)
+        assert result.components["role"].score >= 0, result.components["role"].explanation
+        assert result.total >= 0
+
     def test_an_unasked_question_named_in_words_the_sender_never_used_fails_however_much_else_is_taken_up(self):
         """h8-11's off-target reply took up the teacher's terms in full (acknowledgment 1.0) and answered "your
         question about the end-of-study certificates", a question nobody asked (+0.80 before)."""
@@ -980,6 +1059,11 @@ class TestRole:
         # round nineteen (h18-15's plain reply, -0.60 before: "thanks for the exact counts"): praise of precision, as
         # "precise" and "detailed" are
         "Thanks for the exact numbers.", "Thank you for the specific examples.", "Thanks for the accurate summary.",
+        # round twenty (h19-17's careful, "thank you for fifteen years with us", and h19-02's plain, "thank you for
+        # all the driving", both read as thanks for something never done): the years given the study, and a
+        # quantity before the act the sender did
+        "Thank you for twelve years with us.", "Thanks for all the years you've followed the report.",
+        "Thanks for all the counting.", "Thank you for your loyalty to the report.",
     ])
     def test_thanks_for_what_the_sender_did_or_said_is_in_role(self, thanks):
         result = score(thanks + " " + PLAIN, REPORT_FEEDBACK)
@@ -1009,6 +1093,11 @@ class TestRole:
          "the spring.", "thanks for an act on the team's own thing"),
         ("Thanks for forwarding the festival programme! We will publish the full findings for the town in the spring.",
          "thanks for passing on what the sender never mentioned (round twelve: passing on is writing in)"),
+        # round twenty: the years given are thanks for taking part, but years "of" an act name the act (h13-13's)
+        ("Thank you for three years of keeping the bird diary! We will publish the full findings for the town in the "
+         "spring.", "thanks for years of an act the sender never did"),
+        ("Thanks for all the litter picking! We will publish the full findings for the town in the spring.",
+         "thanks for an act never done, after a quantity"),
         ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
          "residents.", "the feedback's words only in the name of the team's survey"),
     ])
@@ -1173,6 +1262,12 @@ class TestRole:
         named = score(PLAIN + " <PERSON_3> from our team will phone you this week.", REPORT_FEEDBACK)
         assert named.components["role"].score == 0.0 and "<PERSON_3>" in named.components["role"].explanation
         assert 0 <= named.total <= base.total - 0.1
+        # round twenty: a placeholder only in the sign-off names who writes, not a third person (h19-17's and h19-18's
+        # plain replies, "... Best wishes, <PERSON_2>"): it costs less, on the body's line or a line of its own
+        for tail in (" Best wishes, <PERSON_2>", "\n\nWarm wishes,\n<PERSON_3>, Research Nurse", " <PERSON_2>"):
+            signed = score(PLAIN + tail, REPORT_FEEDBACK)
+            assert "Signs with" in signed.components["role"].explanation, signed.components["role"]
+            assert named.total < signed.total < base.total
         phoned = score(PLAIN + " Call us on <PHONE_1> this week.", REPORT_FEEDBACK)
         assert phoned.components["role"].score == -1.0 and phoned.total < 0
 
@@ -1194,12 +1289,22 @@ class TestRole:
          "wording with last year's, 3) ask for the refused requests.", "another kind of document"),
         ("A few tips for a clearer consent section: 1) keep your wording short, 2) say what changed since last year, "
          "3) count the refused data requests.", "another kind of document"),
+        # round twenty: a title in title case on the first line (h19-17's press release, +0.66 before), in other words
+        ("Transparency Report Counts Every Request. This year our team recorded each data request we received, and "
+         "the consent section now says what changed.", "headline"),
+        ("New Figures Show Rise in Refused Requests: our latest transparency report lists every data request and "
+         "explains the consent wording.", "headline"),
+        ("Records Team Wins National Award! We are proud that our transparency report now counts refused data "
+         "requests and sets out the consent changes.", "headline"),
     ])
     def test_copy_that_opens_in_capitals_or_under_a_lists_title_is_for_someone_else(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
         assert why in result.components["role"].explanation and result.total < 0, result.components["role"]
 
-    @pytest.mark.parametrize("opening", ["NHS data: ", "Hi, ", "GDPR aside, ", "Two things first: ", "OK, "])
+    @pytest.mark.parametrize("opening", ["NHS data: ", "Hi, ", "GDPR aside, ", "Two things first: ", "OK, ",
+                                         # round twenty: greetings and thanks in title case are no title
+                                         "Thank You So Much. ", "Good Morning From Leeds! ",
+                                         "Many Thanks For Writing. "])
     def test_an_acronym_or_a_short_lead_in_is_no_headline(self, opening):
         # round nineteen: capitals are a headline from three words, or two before a colon; a list's title needs "tips",
         # "ways", "steps" ... and names neither the sender nor the team ("Two steps we will take:" is a reply's)
@@ -1280,6 +1385,17 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Thank you for your message. Surveys with timed reminders have certain limitations, and shift patterns "
          "introduce uncertainty that we cannot always accommodate. Our team remains grateful for your help."),
+        # round twenty: the eighteenth part's hedge (h19-24, +0.19) and echo by paraphrase (h19-15, +0.79), in other
+        # words: regard for the sender's view, and the team's thing "shows" what the sender said, with nothing done
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thank you for writing. Every survey method has its limitations and some uncertainty. We respect that "
+         "birdwatchers see these things differently, and we honour the time you gave."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for your note. Our marsh list shows the reed warbler twice on the 12th, at dawn and at noon. You "
+         "think it is one bird counted twice and wonder which count is right."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Thanks for telling us. The survey schedule says reminders go out at 3am, which is when you're asleep after "
+         "the night shift, and you'd like it to stop waking you."),
     ])
     def test_a_short_general_hedge_with_a_promise_to_bear_the_point_in_mind_is_no_reply(self, feedback, hedge):
         result = score(hedge, feedback)
@@ -1293,6 +1409,13 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Sorry the 3am reminder woke you. We will move the night shift's survey reminder to the end of the shift "
          "this week, and take shift patterns into account when we set the times for everyone else."),
+        # round twenty: what the team's thing shows, then a promise, and regard for the sender's choice beside an act
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks. Our marsh list shows two reed warbler entries for the 12th, and we don't know yet if they are one "
+         "bird. We'll compare the dawn and noon sheets and tell you by Friday which count stands."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Sorry about the 3am reminder. We respect that you work nights, so we'll move your reminder to 6pm this "
+         "week; tell us if another time suits your shifts better."),
     ])
     def test_a_reply_that_commits_to_the_point_is_no_hedge(self, feedback, reply):
         result = score(reply, feedback)
