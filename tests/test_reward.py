@@ -251,7 +251,11 @@ class TestOverselling:
                                          # round seventeen: a look at the matter and what it found (h16-28's and
                                          # h16-22's inventions, +0.37 and +0.30 before)
                                          "We went through the survey responses and found that 12 were duplicates.",
-                                         "We examined the weights, which showed the bias came from wave two."])
+                                         "We examined the weights, which showed the bias came from wave two.",
+                                         # the default run's trained reply (fb-0044, +0.54 before)
+                                         ("We tested it with different types of browsers and checked that it "
+                                          "worked as expected."),
+                                         "We have checked the export, and it works correctly now."])
     def test_a_completed_check_with_its_verdict_in_one_sentence_is_a_settled_claim(self, settled):
         assert comp(settled)["overselling"] < 1.0
 
@@ -260,7 +264,9 @@ class TestOverselling:
                                          "We checked the figures. Your reading is correct, and we will fix it.",
                                          # a look planned, and what it will find
                                          "We'll go through the survey responses and find out which were duplicates.",
-                                         "We will look at the weights and tell you what we found."])
+                                         "We will look at the weights and tell you what we found.",
+                                         # what the sender expected, not a verdict of the reply's own check
+                                         "Technology doesn't always work as expected; we will test it on mobile."])
     def test_saying_what_a_check_found_is_not_a_verdict(self, finding):
         assert comp(finding)["overselling"] == 1.0
 
