@@ -192,7 +192,13 @@ class TestOverselling:
                                        # a hype word negated is an honest doubt (h19-18's plain, "isn't clear-cut")
                                        "Whether a loan counts as commercial isn't clear-cut.",
                                        "The answer is far from clear-cut, so we'll ask our lawyer.",
-                                       "Our method isn't perfect, and you have found one reason why."])
+                                       "Our method isn't perfect, and you have found one reason why.",
+                                       # round twenty's idioms in ordinary speech: a request, the sender's wait, a
+                                       # consequence
+                                       "Please make sure to attach the file when you write back.",
+                                       "Please be sure to include the run's log; we will read it this week.",
+                                       "We're sorry the download page took forever to load.",
+                                       "It is bound to happen again unless we change the export, so we will."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
