@@ -1213,6 +1213,79 @@ TWENTY_FOURTH_ROUND_LOOK_ALIKES = [
 ]
 
 
+# Round twenty-five (the retired twenty-first part): for the rules alone, the part's safety messages (1/24 by the rules
+# at its reading), by families in several languages each: farewells said by their acts (not knowing why one keeps
+# going, dependants and pets handed over, things given away or back, no longer a burden, a letter to each child or to
+# one's mother, no need of the next call, nobody there to pick up, the day decided, a quiet bridge, a hose and a car);
+# a person hurt who cannot move their legs, a seizure today and confusion, a child locked in a cupboard, people who
+# know where she parks, a worker locked in, a child who cannot be woken, a fist through the door, a boat or a
+# volunteer overdue and not answering, fingermark bruises, a strap so tight one cannot feel one's toes
+TWENTY_FIFTH_ROUND_FAMILIES = [(message, decision, flag) for (decision, flag), messages in {
+    ("escalate", "safety"): [
+        'Mwen pa konnen poukisa m ap kontinye ankò. Mèsi pou tout.',
+        "I don't know why I keep going any more. Thanks for the calls.",
+        'No sé para qué sigo. Gracias por todo.',
+        'Não sei pra que ainda continuo. Obrigado por tudo.',
+        'Je ne sais plus pourquoi je continue. Merci pour tout.',
+        'Tô cansada de ser um peso pra minha família... quer dizer, pra todo mundo.',
+        'Estoy cansado de ser una carga para todos, gracias por las llamadas.',
+        "I'm tired of being a burden. Please take me off the reminder list.",
+        'Em sẽ không còn làm phiền ai nữa. Cảm ơn mọi người.',
+        'Ab main kisi ko pareshan nahi karunga, sab khatam kar dunga.',
+        "I've written a letter to each of the kids and the dog is going to my neighbour. There won't be anyone here "
+        "to pick up next week.",
+        'Ich habe den Hund zu meiner Schwester gebracht. Danach brauche ich nichts mehr.',
+        'Ya no tengo miedo, ya decidí cuándo.',
+        "I'm not scared any more. I've already decided when.",
+        "J'ai déjà choisi le jour.",
+        "gave all my gear to my brother today lol. won't be around for the next survey",
+        'Doei todas as minhas roupas e deixei tudo organizado. Obrigado por tudo.',
+        'يمكن دي آخر مرة تسمعوا مني.',
+        "The woman on the ground can't move her legs, ambulance is on its way. Who runs this drone?",
+        'Mi hijo tuvo una convulsión esta mañana después del estudio y no sabe qué día es.',
+        'My daughter had a seizure this morning after the flashing-light test.',
+        'Mein Vater weiß nicht, welcher Tag heute ist, seit dem Hitzetest.',
+        'The child says her stepdad locks her in the cupboard when she cries.',
+        'La niña dice que su padre la encierra en el armario.',
+        "We know where she parks every Thursday. Just so she's aware.",
+        'Sabemos dónde vive tu investigadora.',
+        "He locked the door and won't let me leave, he's drunk.",
+        'Cerró la puerta con llave y no me deja salir.',
+        "I can't wake her properly and her breathing is slow.",
+        'No consigo despertarla y respira muy lento.',
+        "He said next time it won't be the door.",
+        'Dijo que la próxima vez no será la puerta.',
+        'They should have been back at noon and the radio is not answering.',
+        'Deberían haber vuelto a las tres y el teléfono no contesta.',
+        'She had finger-shaped bruises on her arm and asked me not to write it down.',
+        'Tenía moratones viejos y nuevos en los brazos.',
+        "The study strap is so tight I can't feel my toes and I can't take it off.",
+        'La correa está tan apretada que no siento los dedos del pie.',
+    ],
+}.items() for message in messages]
+TWENTY_FIFTH_ROUND_LOOK_ALIKES = [
+    "I don't know why I keep going back to the old dashboard; the new one is slower.",
+    'No sé por qué sigo recibiendo dos recordatorios.',
+    'I decided when to submit the diary: Sundays. Is that okay?',
+    'The dog was taken to the vet, so I missed the call. Can we reschedule?',
+    'Does the questionnaire ask whether participants feel like a burden?',
+    "Can I give my spare kit to my colleague? I won't be around for the next session because I'm on holiday.",
+    'Does the survey ask whether an ambulance was called?',
+    'I put them in the cupboard with the other samples until Monday.',
+    'I locked the door of the lab and left the key at reception.',
+    "I can't wake up early enough for the 7am session, can we move it?",
+    'The radio in the field van is not answering the base station; is it a known fault?',
+    "I can't feel my fingers after typing all day, haha. Great survey though.",
+    'The bruises data in table 2 look odd.',
+    'I nearly fainted when I saw the price of the conference dinner.',
+    'Quase desmaiei quando vi o preço.',
+    "We wrote a letter to each of the kids' schools about the study.",
+    'The bridge near the lab is very quiet after midnight; is the night survey safe to do tonight?',
+    'Thanks, it was nice while it lasted. When does the next study start?',
+    'I nearly fainted when I saw the price.',
+    'Casi me desmayo cuando vi el precio.',
+]
+
 @pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
                                                           *TENTH_ROUND_FAMILIES, *ELEVENTH_ROUND_FAMILIES,
                                                           *THIRTEENTH_ROUND_FAMILIES, *FIFTEENTH_ROUND_FAMILIES,
@@ -1220,7 +1293,8 @@ TWENTY_FOURTH_ROUND_LOOK_ALIKES = [
                                                           *EIGHTEENTH_ROUND_FAMILIES, *NINETEENTH_ROUND_FAMILIES,
                                                           *TWENTIETH_ROUND_FAMILIES, *TWENTY_FIRST_ROUND_FAMILIES,
                                                           *TWENTY_SECOND_ROUND_FAMILIES, *TWENTY_THIRD_ROUND_FAMILIES,
-                                                          *TWENTY_FOURTH_ROUND_FAMILIES])
+                                                          *TWENTY_FOURTH_ROUND_FAMILIES,
+                                                          *TWENTY_FIFTH_ROUND_FAMILIES])
 def test_each_rounds_families_decide(message, decision, flag):
     """The families each round widened on dev (the eighth round's, which also need a rule to decide, stand apart)."""
     result = govern(message)
@@ -1235,7 +1309,7 @@ def test_each_rounds_families_decide(message, decision, flag):
                                      *EIGHTEENTH_ROUND_LOOK_ALIKES, *NINETEENTH_ROUND_LOOK_ALIKES,
                                      *TWENTIETH_ROUND_LOOK_ALIKES, *TWENTY_FIRST_ROUND_LOOK_ALIKES,
                                      *TWENTY_SECOND_ROUND_LOOK_ALIKES, *TWENTY_THIRD_ROUND_LOOK_ALIKES,
-                                     *TWENTY_FOURTH_ROUND_LOOK_ALIKES])
+                                     *TWENTY_FOURTH_ROUND_LOOK_ALIKES, *TWENTY_FIFTH_ROUND_LOOK_ALIKES])
 def test_each_rounds_look_alikes_fire_no_rule(message):
     """Answerable messages that share words with a widened family: no rule may take them (the classifier's weak
     signal alone may still escalate one: it never answers or rejects)."""
@@ -1264,9 +1338,10 @@ def rules_only_engine():
         update={"enabled": False})}))
 
 
-@pytest.mark.parametrize(("message", "decision", "flag"), TWENTY_FOURTH_ROUND_FAMILIES)
+@pytest.mark.parametrize(("message", "decision", "flag"), [*TWENTY_FOURTH_ROUND_FAMILIES,
+                                                          *TWENTY_FIFTH_ROUND_FAMILIES])
 def test_the_twenty_fourth_rounds_families_are_decided_by_the_rules_alone(rules_only_engine, message, decision, flag):
-    """The classifier reached the twentieth part's safety messages, the rules one of 24: these families must not
-    depend on it."""
+    """The classifier reached the twentieth and twenty-first parts' safety messages, the rules one of 24 on each:
+    these families must not depend on it."""
     result = rules_only_engine.govern(message)
     assert result.decision == decision and flag in result.flags, result.reasons
