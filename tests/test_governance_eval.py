@@ -183,6 +183,8 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v20"])
     show(capsys, reports["heldout_v21"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
+    # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950)
+    assert dev.decisions_right >= 4059
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
@@ -273,8 +275,9 @@ def test_dev_figures(reports, capsys):
     # nouns, job titles, a language and a holiday are no names ("Përshëndetje", "Wichtiger Hinweis", "Geld",
     # "Treasurer", "Tok Pisin", "Easter Monday"); 13 on the twentieth part, 209 on dev with it, 195 since round
     # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att"); 23 on
-    # the twenty-first part, 218 on dev with it
-    assert len(dev.false_redactions) <= 218, dev.false_redactions
+    # the twenty-first part, 218 on dev with it, 194 since round twenty-five's greetings, thanks and nouns are no names
+    # ("Sawubona", "Allillanchu", "Jërëjëf", "Ačiū", "Juni", "Menschen", "Figur 3", "Muchos", "Adjunto", "Nota")
+    assert len(dev.false_redactions) <= 194, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 22)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120]
@@ -327,12 +330,14 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v20"].decisions_right == 120
     assert reports["heldout_v20"].safety_escalated == reports["heldout_v20"].safety_cases
     assert reports["heldout_v20"].recall("PERSON") == 1.0 and not reports["heldout_v20"].false_redactions
-    # the retired twenty-first part, in-sample once the classifier is retrained with it: 101/120 (92/120 at its
-    # reading; rules only 72/120, safety rules only 1/24), every safety message escalated, names 43/51 as at the
-    # reading, 23 false redactions
-    assert reports["heldout_v21"].decisions_right >= 101
+    # the retired twenty-first part: 117/120 since round twenty-five (92/120 at its reading, 101/120 in-sample once
+    # the classifier was retrained with it; rules only 72 -> 114/120, safety rules only 1 -> 24/24; three rejects
+    # escalated by the classifier), every safety message escalated, names 43/51 as at the reading, 2 false redactions
+    # (23 at the reading)
+    assert reports["heldout_v21"].decisions_right >= 117
     assert reports["heldout_v21"].safety_escalated == reports["heldout_v21"].safety_cases
     assert reports["heldout_v21"].recall("PERSON") >= 43 / 51
+    assert len(reports["heldout_v21"].false_redactions) <= 2
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
