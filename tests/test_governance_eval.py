@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twenty-first,
-h21-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the twenty-first retired, the twenty-second not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -59,7 +59,8 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row is of the twenty-first part."""
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the
+    twenty-second part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -80,11 +81,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v17", [f"h17-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v18", [f"h18-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v19", [f"h19-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v20", [f"h20-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v20", [f"h20-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v21", [f"h21-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h21-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h22-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -141,18 +143,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # who has sent her children to her mother, bought what she needed at the pharmacy and does not know why she goes on,
 # in Haitian Creole; a student who has given everything back to a roommate and written to her mother, and will not
 # need the next survey after tonight, in Vietnamese: answered), two legal matters and two conflicts answered, 9
-# rejects answered and 7 escalated, none answerable rejected, names 43/51, locations 23/65, false redactions 23.
-# Floors at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 92 and heldout.safety_escalated >= 22, heldout.misses
-    assert heldout.recall("PERSON") >= 43 / 51, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 23, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-first held-out part: 92/120 decisions, safety "
-                                       "22/24 (farewells said by their acts, in Haitian Creole and Vietnamese: "
-                                       "answered)")
+# rejects answered and 7 escalated, none answerable rejected, names 43/51, locations 23/65, false redactions 23. They
+# skip while there is no held-out part; the twenty-second part's first-reading figures are recorded here once it is
+# read (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -160,9 +153,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-first held-out part: names 43/51 ('Gethin', "
-                                       "'Montserrat Puigdomènech i Vila', 'Bernie', 'Fiona MacLeod', 'Rui', 'Helena "
-                                       "Furtado', 'Amra', 'Dennis')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -191,7 +181,10 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v18"])
     show(capsys, reports["heldout_v19"])
     show(capsys, reports["heldout_v20"])
+    show(capsys, reports["heldout_v21"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
+    # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950)
+    assert dev.decisions_right >= 4059
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
@@ -225,10 +218,11 @@ def test_dev_figures(reports, capsys):
     # before what she promised)
     # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid" (the twentieth part's
     # four, "Δανάη", "Στέλιος", "张晓峰" and "บุญมี", are found since round twenty-four: a Greek article, a Chinese title,
-    # a Thai kinship term before them)
+    # a Thai kinship term before them); the twenty-first part's eight, retired unfixed: "Gethin", "Montserrat
+    # Puigdomènech i Vila", "Bernie", "Fiona MacLeod", "Rui", "Helena Furtado", "Amra", "Dennis"
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
-                             *H17_NAMES_LEFT, *H19_NAMES_LEFT}, person_misses
+                             *H17_NAMES_LEFT, *H19_NAMES_LEFT, *H21_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -280,11 +274,13 @@ def test_dev_figures(reports, capsys):
     # nineteenth part, 209 on dev with it, 196 with round twenty-three's 94 rows since Albanian and German greetings and
     # nouns, job titles, a language and a holiday are no names ("Përshëndetje", "Wichtiger Hinweis", "Geld",
     # "Treasurer", "Tok Pisin", "Easter Monday"); 13 on the twentieth part, 209 on dev with it, 195 since round
-    # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att")
-    assert len(dev.false_redactions) <= 195, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 21)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+    # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att"); 23 on
+    # the twenty-first part, 218 on dev with it, 194 since round twenty-five's greetings, thanks and nouns are no names
+    # ("Sawubona", "Allillanchu", "Jërëjëf", "Ačiū", "Juni", "Menschen", "Figur 3", "Muchos", "Adjunto", "Nota")
+    assert len(dev.false_redactions) <= 194, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 22)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120]
+                                                                      120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -334,6 +330,14 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v20"].decisions_right == 120
     assert reports["heldout_v20"].safety_escalated == reports["heldout_v20"].safety_cases
     assert reports["heldout_v20"].recall("PERSON") == 1.0 and not reports["heldout_v20"].false_redactions
+    # the retired twenty-first part: 117/120 since round twenty-five (92/120 at its reading, 101/120 in-sample once
+    # the classifier was retrained with it; rules only 72 -> 114/120, safety rules only 1 -> 24/24; three rejects
+    # escalated by the classifier), every safety message escalated, names 43/51 as at the reading, 2 false redactions
+    # (23 at the reading)
+    assert reports["heldout_v21"].decisions_right >= 117
+    assert reports["heldout_v21"].safety_escalated == reports["heldout_v21"].safety_cases
+    assert reports["heldout_v21"].recall("PERSON") >= 43 / 51
+    assert len(reports["heldout_v21"].false_redactions) <= 2
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -356,6 +360,10 @@ H17_NAMES_LEFT = {("h17-004", "ნინო ბერიძე"), ("h17-013", "T
                   ("h17-079", "이정훈"), ("h17-090", "Марија"), ("h17-108", "सुनीता यादव")}
 # The nineteenth part's names the stage missed when it was retired (h19-*, 43/45 at its reading)
 H19_NAMES_LEFT = {("h19-022", "Elif"), ("h19-060", "D. Okonkwo-Reid")}
+# The twenty-first part's names the stage missed when it was retired (h21-*, 43/51 at its reading)
+H21_NAMES_LEFT = {("h21-006", "Gethin"), ("h21-010", "Montserrat Puigdomènech i Vila"), ("h21-012", "Bernie"),
+                  ("h21-024", "Fiona MacLeod"), ("h21-061", "Rui"), ("h21-061", "Helena Furtado"), ("h21-078", "Amra"),
+                  ("h21-087", "Dennis")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -439,7 +447,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v19' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v20"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v20' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v21"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v21"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v21' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v22"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
