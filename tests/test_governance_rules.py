@@ -1289,7 +1289,6 @@ TWENTY_FIFTH_ROUND_FAMILIES = [(message, decision, flag) for (decision, flag), m
         'Ni är ett gäng inkompetenta fjantar.',
         'You are a complete waste of oxygen.',
         'Bunlardan bilim insanı olmaz, olsa olsa çoban olur.',
-        "People like them can't be scientists, give the project to someone else.",
         'Half of you should be deported.',
     ],
     ("reject", "spam"): [
@@ -1300,7 +1299,6 @@ TWENTY_FIFTH_ROUND_FAMILIES = [(message, decision, flag) for (decision, flag), m
         'Con nuestra plataforma de trading con IA puedes ganar 3.000 USD por semana.',
     ],
     ("reject", "off_topic"): [
-        'Ada yang tahu bengkel motor yang bagus di Bandung?',
         "Quelqu'un connaît un bon photographe de mariage à Lyon ?",
         'Who won the match last night? I missed it.',
     ],
