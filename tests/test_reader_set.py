@@ -37,8 +37,9 @@ def test_size_kinds_and_splits(messages):
     for m in messages:
         assert len(m.replies) >= 8 and set(REQUIRED_KINDS) <= {r.kind for r in m.replies} <= set(KINDS), m.id
     splits = collections.Counter(m.split for m in messages)
-    # between two held-out parts (the eighteenth, h19-*, retired; the nineteenth, h20-*, not added yet) there is none
-    assert splits["heldout"] == 0 or (splits["heldout"] >= 20 and 0.55 <= splits["dev"] / len(messages) <= 0.95)
+    # the nineteenth held-out part (h20-*) now; between two parts (one retired, the next not added yet) there is none.
+    # One part of 30 beside eighteen retired ones is 4.9% of the set (30 of 615)
+    assert splits["heldout"] == 0 or (splits["heldout"] >= 20 and 0.04 <= splits["heldout"] / len(messages) <= 0.45)
     assert all(m.id.startswith("h20-") for m in messages if m.split == "heldout")
     # the first eighteen held-out parts (h01-h24, h3-01-h3-30, h4-01-h4-30, h5-01-h5-30, h6-01-h6-30, h7-01-h7-30,
     # h8-01-h8-30, h9-01-h9-30, h10-01-h10-30, h11-01-h11-30, h12-01-h12-30, h13-01-h13-30, h14-01-h14-30,

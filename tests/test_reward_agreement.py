@@ -205,16 +205,35 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The eighteenth
-    (h19-*, given the kinds, the format, the on-receipt setting and the styles already used, and asked for sign-offs in
-    every layout, in-role off-target replies and inventions stated flatly) was read once (0.948) and is dev now
-    (`heldout_v18`; docs/reward.md). Until the nineteenth (h20-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the nineteenth (h20-*), written blind (given the kinds, the format, the on-receipt setting
+    and the styles already used, asked for sign-offs in every layout and for bad kinds that vary from message to
+    message) and read once, before any change made for it, on the reward after round twenty: agreement 0.964, genuine
+    above invented 54/60, careful above salad 30/30, careful >= 0 29/30, plain >= 0 30/30, salad, placeholder and echo
+    < 0 30/30, off-target < 0 21/30, hedge < 0 26/30, oversold < 0 24/30, invented < 0 15/30. Floors at that reading
+    (docs/reward.md). The eighteenth (h19-*) is dev now (`heldout_v18`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.963  # 0.964
+    assert heldout.rate("invented") >= 0.9  # 54 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") == 0
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 21 / 30
+    assert heldout.share_below_zero("hedge") >= 26 / 30 and heldout.share_below_zero("oversold") >= 24 / 30
+    assert heldout.share_below_zero("echo") == 1.0
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the nineteenth held-out part: a careful reply < 0 (a "
+                                       "numbered plan read as label fragments) and 9 off-target replies >= 0 (in "
+                                       "role, answering what nobody asked: how-to steps, tips, benefits advice, an "
+                                       "appeal for money, an unrelated invitation; a FAQ page)")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
