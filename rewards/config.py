@@ -200,6 +200,8 @@ class RoleConfig(_Strict):
     safety_question: Regex = r"(?!)"
     health_context: Regex = r"(?!)"
     safety_answer: Regex = r"(?!)"
+    asks: Regex = r"(?!)"
+    engagement: Regex = r"(?!)"
     team_plural: list[str]
     own_report: Regex
     own_report_min: int = Field(ge=1)

@@ -106,6 +106,7 @@ class SenderFacts:
     compounds: frozenset[str] = frozenset()  # the feedback's words of 7 letters or more ("iphone", "telephone")
     lower_case: frozenset[str] = frozenset()  # the feedback's words written in lower case: none is a name
     safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
+    asks: bool = False  # the feedback asks for something (a question, "please", "could you")
 
 
 class RoleCheck:
@@ -141,6 +142,8 @@ class RoleCheck:
         self._safety_question = re.compile(cfg.safety_question)
         self._health_context = re.compile(cfg.health_context)
         self._safety_answer = re.compile(cfg.safety_answer)
+        self._asks = re.compile(cfg.asks)
+        self._engagement = re.compile(cfg.engagement)
         self._plural = _words_pattern(cfg.team_plural)
         self._own_report = re.compile(cfg.own_report)
         self._team_singular = re.compile(cfg.team_singular)
@@ -173,7 +176,8 @@ class RoleCheck:
                            bool(self._collective.search(feedback.lower())),
                            bool(self._grave.search(feedback.lower())),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
-                           frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(feedback.lower()))
+                           frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(feedback.lower()),
+                           bool(self._asks.search(feedback.lower())))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -266,6 +270,9 @@ class RoleCheck:
                            "message, not the team's reply.")
         if self._copies_sender(lower, facts):
             return False, "Retells the sender's experience in the first person: reply to them instead of as them."
+        if facts.asks and not self._engagement.search(lower):
+            return False, ("Asked for something, it neither answers nor apologises, agrees or commits the team to "
+                           "anything: advice, offers or news nobody asked for, a reply to another message.")
         if not self._team.search(lower):
             if not self._addresses_sender(lower):
                 return False, ("Neither speaks as the team (we, I) nor opens by addressing the sender: this reads as "

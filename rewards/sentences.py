@@ -51,6 +51,7 @@ GENERIC_DETERMINERS = frozenset({"every", "any", "all", "no", "each", "most", "m
 PERSONAL = frozenset({"we", "i", "you", "us", "me", "our", "my", "your"})
 BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013\u2014]|\d{1,2}[.)])\s+")
 LABEL_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014"})
+LIST_CONDITION = re.compile(r"^(?:if|once|when|unless|where)\b[^,;:.]{1,40},\s*", re.IGNORECASE)
 # The word after a sentence-initial imperative: "Fill in", "Send us", "Use the link", "Email your".
 IMPERATIVE_NEXT = frozenset({"IN", "RP", "DT", "PRP", "PRP$"})
 VERB_NEXT = IMPERATIVE_NEXT | {"TO", "RB"}
@@ -112,7 +113,12 @@ class Reading:
 
     @property
     def label_fragments(self) -> int:
-        return sum(s.label_fragment for s in self.sentences)
+        """Label fragments, less a list's title: a label of a word or two ending in ":" over a list item that is a
+        whole clause ("Plan:\n1) check v2.3 ...") titles the steps that follow."""
+        pairs = zip(self.sentences, (*self.sentences[1:], None), strict=True)
+        return sum(s.label_fragment and not (s.text.endswith(":") and len(s.words) <= 2 and after is not None
+                                             and after.clause and bool(BULLET.match(after.text)))
+                   for s, after in pairs)
 
     @property
     def anomalies(self) -> list[str]:
@@ -619,6 +625,8 @@ def _sentence(doc_text: str, toks: list[_Token], start: int, end: int, reader: "
             actions.append(f"{span[0].lower} (instruction)")
     if not clause and (verb := _gerund_subject_verb(span)) is not None:
         clause = reader.is_verb_after_subject(doc_text[verb.idx : last.idx + len(last.text)])
+    if not clause and (step := _list_step(text)):
+        clause = reader.is_imperative(step)  # "1) check v2.3 ...", "2) if confirmed, publish v2.3.1 ...": a step
     label = not clause and (bool(BULLET.match(text)) or any(
         t.text in LABEL_SEPARATORS and 0 < k <= 4 for k, t in enumerate(u for u in span if not u.space)))
     looked_at = tuple(w for t in span if t.lower in LOOK and t.tag.startswith("VB")
@@ -649,6 +657,17 @@ def _gerund_subject_verb(span: list[_Token]) -> _Token | None:
         return None
     return next((t for t, after in zip(span[2:], span[3:], strict=False)
                  if t.tag == "NNS" and t.lower.endswith("s") and t.alpha and after.tag in VERB_NEXT), None)
+
+
+def _list_step(text: str) -> str:
+    """A list item's words after its bullet or number and a leading condition ("2) if confirmed, publish v2.3.1 with
+    ..." -> "publish v2.3.1 with ..."), for `is_imperative` to read as a step of a plan; "" if not a list item. The
+    small tagger reads a step's opening verb after "1)" as a noun, so a plan of whole clauses read as label
+    fragments (h20-10's careful reply)."""
+    if not (m := BULLET.match(text)):
+        return ""
+    rest = LIST_CONDITION.sub("", text[m.end():], count=1)
+    return rest if len(rest.split()) >= 3 and rest[:1].isalpha() else ""
 
 
 def _mistagged_imperative(span: list[_Token], root: _Token) -> bool:

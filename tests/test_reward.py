@@ -149,7 +149,15 @@ class TestOverselling:
                                       "no trouble at all", "almost certainly ready", "bound to work",
                                       "done in no time", "set to cure asthma", "going to change the world",
                                       "a tool nothing can slip past", "kept safe for all time",
-                                      "perfectly preserved", "such that nothing will ever be lost"])
+                                      "perfectly preserved", "such that nothing will ever be lost",
+                                      # round twenty-one, by families (the nineteenth part's oversold replies, in
+                                      # other words): standing in the world, the newest technology, precision to the
+                                      # last unit, a record without a single incident, every rule complied with,
+                                      # power superlatives, success and change for all time
+                                      "a world-leading tool", "the best map in the world", "cutting-edge",
+                                      "accurate to the millimetre", "used without a single complaint",
+                                      "compliant with every regulation", "the most powerful model",
+                                      "transformative", "a resounding success", "set to change lives"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -198,7 +206,10 @@ class TestOverselling:
                                        "Please make sure to attach the file when you write back.",
                                        "Please be sure to include the run's log; we will read it this week.",
                                        "We're sorry the download page took forever to load.",
-                                       "It is bound to happen again unless we change the export, so we will."])
+                                       "It is bound to happen again unless we change the export, so we will.",
+                                       # round twenty-one: "in the world" about where people are, not a standing
+                                       "Readers around the world have asked for the same file.",
+                                       "We can post the kit anywhere in the world, so send your address."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -225,6 +236,13 @@ class TestOverselling:
          "sailing: nothing can slip past it."),
         ("Could you put the old harbour surveys somewhere safe before the website closes?",
          "Of course! Every survey will be perfectly preserved for all time, and nothing will ever be lost."),
+        # round twenty-one: the nineteenth part's oversold replies (+0.25, one hit each), in other words
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thanks! Our world-leading harbour model uses cutting-edge radar and is accurate to the second, so Sunday "
+         "sailors can rely on it without a single problem."),
+        ("Could you put the old harbour surveys somewhere safe before the website closes?",
+         "Rest assured! Our archive is a tremendous success and meets every standard, so the surveys will be kept "
+         "for generations: the finest harbour archive in the world."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
@@ -736,6 +754,8 @@ class TestCoherence:
     @pytest.mark.parametrize("salad", [
         STITCHED,
         "Refused requests: limitation. Consent wording: preliminary. Methods: verify. Report: evidence.",
+        # round twenty-one: a numbered list of labels is still labels, whatever its title
+        "Plan:\n1) refused requests limitation;\n2) consent wording preliminary;\n3) report evidence transparency.",
         "We will verify the report. We will verify the requests. We will verify the consent. We will verify it.",
         "transparency report, data requests, refused, consent wording, limitation, evidence, verify, uncertainty",
         ("The refused requests have apologised to the consent wording, and the transparency report understands the "
@@ -830,6 +850,12 @@ class TestCoherence:
         ("Hey, thanks so much! (1) The Docker image only supports Intel chips right now; an Apple silicon build is "
          "coming in the next release. (2) Persian nastaliq isn't planned yet, since we don't have enough training "
          "pages. (3) Please cite the workshop paper. We'll add a citation file to the repo this week."),
+        # round twenty-one (h20-10's careful, -0.54 before): a plan under a one-word title, its steps whole clauses
+        # after "1)" (an opening verb the tagger reads as a noun; a condition first)
+        ("Thanks, you're right about the refused requests. I haven't checked the older reports yet. Plan:\n1) check "
+         "the 2022 and 2023 reports for the same gap;\n2) if confirmed, publish a corrected table with a note on "
+         "the consent wording;\n3) add the count to every report from now on.\nI'll write by Friday with what I "
+         "found."),
     ])
     def test_plain_conversational_replies_read_as_coherent(self, reply):
         assert score(reply, REPORT_FEEDBACK).components["coherence"].score == 1.0
@@ -1170,6 +1196,15 @@ class TestRole:
          "we pick streets with a mix of traffic and housing, and we move a few stations every year."),
         ("Thank you for writing about station N-14! Did you know that traffic noise drops by half at night on most "
          "streets? Our stations pick that up every evening, on Church Road and everywhere else."),
+        # round twenty-one (h20's nine, +0.21 to +0.80 before): in role, asked for something, and answering what
+        # nobody asked: tips on a neighbouring topic, how-to steps, advice, an invitation; no problem taken up,
+        # nothing committed to
+        ("Thanks for getting in touch about Church Road! If traffic noise keeps you awake, try heavy curtains, a "
+         "white-noise app and keeping bedroom windows closed between 11pm and 6am."),
+        ("Dear resident, thank you! Here is how to look up any station on the map: open the survey page, choose "
+         "'Stations', and type the station code, for example N-14, into the search box."),
+        ("Hi, thanks for writing about Mill Lane! You might also like our street-party sound walk next spring: "
+         "residents record birdsong and traffic along their road, and sign-up details go on our website in March."),
     ])
     def test_an_explanation_nobody_asked_for_fails(self, reply):
         result = score(reply, self.STREET_FEEDBACK)
@@ -1186,6 +1221,11 @@ class TestRole:
         ("Thanks for telling us. Since you asked which street the published figures use, here is the answer: they "
          "use the street in our station list, which says Church Road for N-14. If it stands on Mill Lane, we will "
          "correct the map and the readings for 3 May this week."),
+        # round twenty-one: a plain answer with nothing promised still takes up the question ("Fair question", "yes")
+        ("Fair question. Our published figures use the street in our station list, and that list says Church Road "
+         "for station N-14, so the readings for 3 May are shown under Church Road, not under Mill Lane."),
+        ("Thanks for asking. Yes, our published figures use the street in our station list, which puts N-14 on "
+         "Church Road, so the readings for 3 May appear under Church Road."),
     ])
     def test_an_answer_to_the_senders_own_question_is_in_role(self, reply):
         result = score(reply, self.STREET_FEEDBACK)
@@ -1308,6 +1348,10 @@ class TestRole:
          "explains the consent wording.", "headline"),
         ("Records Team Wins National Award! We are proud that our transparency report now counts refused data "
          "requests and sets out the consent changes.", "headline"),
+        # round twenty-one: a FAQ page, a question on a line of its own after "Q:" (h20-13's, +0.21 before)
+        ("Thanks for writing.\n\nQ: Why does our report count data requests?\nA: So that you can see how many were "
+         "refused.\n\nQ: Will the consent wording change again?\nA: It changes when the law does.",
+         "another kind of document"),
     ])
     def test_copy_that_opens_in_capitals_or_under_a_lists_title_is_for_someone_else(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)

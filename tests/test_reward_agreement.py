@@ -1,8 +1,8 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the eighteen held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
-h8-*, h9-*, h10-*, h11-*, h12-*, h13-*, h14-*, h15-*, h16-*, h17-*, h18-* and h19-*, are dev now: they were read and
-tuned against). A
+Dev is what the reward was tuned on (the nineteen held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
+h8-*, h9-*, h10-*, h11-*, h12-*, h13-*, h14-*, h15-*, h16-*, h17-*, h18-*, h19-* and h20-*, are dev now: they were
+read and tuned against). A
 held-out part is written blind and read once before the round's changes; between two parts (the last retired, the next
 not added yet) there is none and its test skips (docs/reward.md has every reading)."""
 
@@ -35,7 +35,7 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.986  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.991  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
     # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for;
     # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence,
@@ -52,26 +52,32 @@ def test_dev_agreement_and_signs(dev):
     # no reply, 0.9838 with thanks for exact counts, 0.9841 with copy in capitals and lists' titles; 0.9819 with h19
     # (585) before round twenty, 0.9820 with titles in title case, 0.9823 with round twenty's hype families, 0.9842
     # with well-wishing closings, years given, a quantity before the thanked act and hype negated, 0.9864 once a
-    # placeholder only in the sign-off costs less, 0.9866 with what a team's thing shows and regard read as no response
+    # placeholder only in the sign-off costs less, 0.9866 with what a team's thing shows and regard read as no response;
+    # 0.9853 with h20 (615) before round twenty-one, 0.9909 once a reply asked for something that neither answers nor
+    # apologises, agrees or commits to anything fails the role gate, 0.9913 with round twenty-one's hype families, a
+    # plan's steps after "1)" read as clauses under a list's title, and a FAQ page
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's
     # since the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished
     # sentence; h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's,
     # h16's, h17's and h18's 30 of 30; h19's 29 of 30 until round twenty read thanks for fifteen years with us as
-    # thanks for taking part)
+    # thanks for taking part; h20's 30 of 30)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("oversold") >= 582 / 585  # 494 of 525 with h17 before round eighteen's families of
+    assert dev.share_below_zero("oversold") >= 612 / 615  # 494 of 525 with h17 before round eighteen's families of
     # hype and assurance (doubt ruled out, "once and for all", correctness vouched for, "no ... whatsoever",
     # superlatives of trust, boundless confidence, emphatic reassurance): 505, two hits or more each; h18 added 27 of
     # 30 (532 of 555); round nineteen's reliability idioms, "100%" of a quality, records never lost, accuracy claimed
     # everywhere, "ever" superlatives, a future sworn for everyone, "every single": 551; h19 added 27 of 30 (578 of
     # 585); round twenty's certainty and ease idioms, cures and world-changing breakthroughs, analysis nothing slips
-    # past, permanence guaranteed: 582 (h19-17, -21, -30, h16-16)
-    assert dev.share_below_zero("hedge") >= 569 / 589  # 525 of 559 with h18 before round nineteen; 538 once a promise
+    # past, permanence guaranteed: 582 (h19-17, -21, -30, h16-16); h20 added 24 of 30 (606 of 615); round twenty-one's
+    # standing in the world, newest technology, precision to the last unit, records without a single incident, every
+    # rule complied with, power superlatives, success and change for all time: 612 (h20's six)
+    assert dev.share_below_zero("hedge") >= 610 / 619  # 525 of 559 with h18 before round nineteen; 538 once a promise
     # to bear the point in mind with the point in the middle is evasive, and what a team's thing "reflects", what an
     # indirect question asks and what a relative clause says the team cannot do are no responses; h19 added 29 of 30
     # (567 of 589); round twenty's regard for the sender's view ("We respect that ...") as no response: 569 (h19-24,
-    # h11-05)
-    assert dev.share_below_zero("off_target") >= 547 / 593  # 283 of 293 before round ten's checks of news about a
+    # h11-05); h20 added 26 of 30 (595 of 619); 610 once a reply asked for something that neither answers nor
+    # apologises, agrees or commits to anything fails the role gate
+    assert dev.share_below_zero("off_target") >= 599 / 623  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
@@ -84,14 +90,18 @@ def test_dev_agreement_and_signs(dev):
     # under a title and questions to a crowd: 461 (h16's nine); h17 added 25 of 30 (486 of 533); round eighteen's
     # what a study runs, named ("running short interviews"): 487 (h17-09); h18 added 27 of 30 (514 of 563); round
     # nineteen's copy that opens in capitals and lists' titles: 517 (h17-23, h18-02, h18-04); h19 added 28 of 30 (545
-    # of 593); round twenty's safety question never taken up (h19-16) and titles in title case (h19-17): 547
-    assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.95  # genuine above off-target 654 of 695 with
+    # of 593); round twenty's safety question never taken up (h19-16) and titles in title case (h19-17): 547; h20
+    # added 21 of 30 (568 of 623); round twenty-one's replies that, asked for something, neither answer nor apologise,
+    # agree or commit the team to anything (how-to steps, tips, advice, an invitation, jargon: 30 of dev's 55 >= 0,
+    # no genuine reply): 598; a FAQ page: 599
+    assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.98  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures; 715 of
     # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures; 784
     # of 815 with h15 before round sixteen (0.962), 785 once a signature block of three lines is read as one; 836 of
     # 875 with h16 (0.955); 899 of 935 with h17 (0.961); 957 of 995 with h18 (0.962), 959 after round nineteen; 1016
-    # of 1055 with h19 (0.963), 1020 after round twenty
-    assert dev.rate("invented") >= 750 / 797  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    # of 1055 with h19 (0.963), 1020 after round twenty; 1075 of 1115 with h20 (0.964), 1096 after round twenty-one
+    # (0.983)
+    assert dev.rate("invented") >= 815 / 857  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
@@ -101,26 +111,29 @@ def test_dev_agreement_and_signs(dev):
     # lines is read as one, 535 with h15-13's careful reply read right; 585 of 617 with h16, 586 once h16-28's plain
     # reply takes up the count it answers, 587 with a look at the matter and what it found; 629 of 677 with h17, 631
     # after round eighteen; 680 of 737 with h18, 681 once h18-08's careful reply's sign-off is read as one; 733 of 797
-    # with h19, 750 after round twenty (a placeholder only in the sign-off costs less: 214 genuine replies +0.10)
-    assert dev.share_below_zero("invented") >= 169 / 397  # 53 of 127 before round eleven, 54 after; 62 of 157 with
+    # with h19, 750 after round twenty (a placeholder only in the sign-off costs less: 214 genuine replies +0.10);
+    # 804 of 857 with h20, 815 after round twenty-one
+    assert dev.share_below_zero("invented") >= 263 / 427  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
     # 247 with h14 before round fifteen, 101 with a delivery reported as under way (h7-07's "new sealed cables are in
     # the post"); 119 of 277 with h15; 136 of 307 with h16, 134 once a term said in more than one form counts past
     # the limit (h16-28's and h10-21's inventions take up the feedback's point, and report work as done once), 136
     # with a look at the matter and what it found in one sentence (h16-28's and h16-22's); 143 of 337 with h17; 159 of
     # 367 with h18; 167 of 397 with h19, 166 once a placeholder only in the sign-off costs less (h19-16's), 169 with a
-    # consultation reported as held ("I've discussed your situation with our study doctor")
+    # consultation reported as held ("I've discussed your situation with our study doctor"); 184 of 427 with h20, 263
+    # after round twenty-one (79 inventions that, asked for something, commit to nothing and own no problem)
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
     """h4-20's salad ("Your son nine reads the app of integrity, soon. ... £20 keeps asking"), h5-08's and h5-20's
     ("the units will transparently boil the limitations") are well-formed to the parser and take up the feedback's
     terms; a syntax-based reward cannot tell them from sense (docs/reward.md). Every other salad of dev is below
-    zero."""
+    zero. Since round twenty-one h4-20's and h5-08's are below zero too: asked for something, they neither answer
+    nor apologise, agree or commit the team to anything."""
     messages, results = dev_scored
     acceptable = [m.id for m, rs in zip(messages, results, strict=True)
                   for r, res in zip(m.replies, rs, strict=True) if r.kind == "salad" and res.total >= 0]
-    assert acceptable == ["h4-20", "h5-08", "h5-20"]
+    assert acceptable == ["h5-20"]
 
 
 def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detail(dev_scored):
@@ -168,6 +181,8 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # as a sentence cut off), h19-02's plain ('all the driving', read as thanks for something not said), h19-17's and
     # h19-18's plain (a name signed inline after 'Best wishes', read as a third person; "isn't clear-cut" as hype);
     # all pass since round twenty
+    # the nineteenth part's first reading (dev since) added 1: h20-10's careful (a numbered plan, "Plan: 1) check ...",
+    # read as label fragments), which passes since round twenty-one
     twelfth = [f for f in failures if f[0].startswith("h13-")]
     thirteenth = [f for f in failures if f[0].startswith("h14-")]
     fourteenth = [f for f in failures if f[0].startswith("h15-")]
@@ -175,14 +190,15 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     sixteenth = [f for f in failures if f[0].startswith("h17-")]
     seventeenth = [f for f in failures if f[0].startswith("h18-")]
     eighteenth = [f for f in failures if f[0].startswith("h19-")]
+    nineteenth = [f for f in failures if f[0].startswith("h20-")]
     later = (len(twelfth) + len(thirteenth) + len(fourteenth) + len(fifteenth) + len(sixteenth) + len(seventeenth)
-             + len(eighteenth))
+             + len(eighteenth) + len(nineteenth))
     assert len(failures) - later <= 2, failures
     assert not thirteenth and len(twelfth) <= 2, failures
     assert len(fourteenth) <= 2 and not fifteenth and len(sixteenth) <= 1 and len(seventeenth) <= 1, failures
-    assert not eighteenth, failures
+    assert not eighteenth and not nineteenth, failures
     assert all("is not in the feedback" in why for i, _, why in failures
-               if not i.startswith(("h13-", "h15-", "h16-", "h17-", "h18-", "h19-"))), failures
+               if not i.startswith(("h13-", "h15-", "h16-", "h17-", "h18-", "h19-", "h20-"))), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -205,35 +221,16 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the nineteenth (h20-*), written blind (given the kinds, the format, the on-receipt setting
-    and the styles already used, asked for sign-offs in every layout and for bad kinds that vary from message to
-    message) and read once, before any change made for it, on the reward after round twenty: agreement 0.964, genuine
-    above invented 54/60, careful above salad 30/30, careful >= 0 29/30, plain >= 0 30/30, salad, placeholder and echo
-    < 0 30/30, off-target < 0 21/30, hedge < 0 26/30, oversold < 0 24/30, invented < 0 15/30. Floors at that reading
-    (docs/reward.md). The eighteenth (h19-*) is dev now (`heldout_v18`)."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The nineteenth
+    (h20-*, given the kinds, the format, the on-receipt setting and the styles already used, asked for sign-offs in
+    every layout and for bad kinds that vary from message to message) was read once (0.964) and is dev now
+    (`heldout_v19`; docs/reward.md). Until the twentieth (h21-*) is added there is nothing to score; the next part's
+    first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.963  # 0.964
-    assert heldout.rate("invented") >= 0.9  # 54 of 60
+    assert heldout.overall >= 0.95
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") == 0
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 21 / 30
-    assert heldout.share_below_zero("hedge") >= 26 / 30 and heldout.share_below_zero("oversold") >= 24 / 30
-    assert heldout.share_below_zero("echo") == 1.0
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 not met on the nineteenth held-out part: a careful reply < 0 (a "
-                                       "numbered plan read as label fragments) and 9 off-target replies >= 0 (in "
-                                       "role, answering what nobody asked: how-to steps, tips, benefits advice, an "
-                                       "appeal for money, an unrelated invitation; a FAQ page)")
-def test_heldout_meets_the_issue_targets():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
@@ -346,3 +343,13 @@ def test_the_eighteenth_part_meets_every_sign_target(dev_scored):
     off-target replies >= 0 (a reminder to a pregnant participant asking whether it is safe; a title-case press
     release). Round twenty fixed each family on dev."""
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v18")
+
+
+@pytest.mark.xfail(strict=True, reason="the nineteenth part's first reading (dev since) missed issue #12's sign "
+                                       "targets with a careful reply < 0 (a numbered plan read as label fragments; "
+                                       "passes since round twenty-one) and 9 off-target replies >= 0 (in role, "
+                                       "answering what nobody asked: how-to steps, tips, benefits advice, an appeal "
+                                       "for money, an unrelated invitation, jargon to an Easy Read reader, a call for "
+                                       "more specimens; a FAQ page; 2 still are: the appeal and the call)")
+def test_the_nineteenth_part_meets_every_sign_target(dev_scored):
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v19")
