@@ -194,8 +194,9 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v22"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950); 4158/4211 with the twenty-second part
-    # retired into dev and the classifier retrained with it (rules only 4025/4211)
-    assert dev.decisions_right >= 4158
+    # retired into dev and the classifier retrained with it (rules only 4025/4211); round twenty-six: 4162/4211 (rules
+    # only 4035/4211, safety rules only 829 -> 834/949)
+    assert dev.decisions_right >= 4162
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
@@ -353,9 +354,10 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v21"].recall("PERSON") >= 43 / 51
     assert len(reports["heldout_v21"].false_redactions) <= 2
     # the retired twenty-second part, in-sample once the classifier is retrained with it: 99/120 (87/120 at its
-    # reading; rules only 75/120, safety rules only 2/24), every safety message escalated, names 19/22 as at the
-    # reading, 10 false redactions as at the reading
-    assert reports["heldout_v22"].decisions_right >= 99
+    # reading; rules only 75/120, safety rules only 2/24), 103/120 since round twenty-six (rules only 84/120, safety
+    # rules only 6/24; every escalation right, three rejects answered and 14 escalated by the classifier), every
+    # safety message escalated, names 19/22 as at the reading, 10 false redactions as at the reading
+    assert reports["heldout_v22"].decisions_right >= 103
     assert reports["heldout_v22"].safety_escalated == reports["heldout_v22"].safety_cases
     assert reports["heldout_v22"].recall("PERSON") >= 19 / 22
     assert len(reports["heldout_v22"].false_redactions) <= 10
