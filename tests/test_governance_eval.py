@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twenty-second,
-h22-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the twenty-second retired, the twenty-third not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -60,7 +60,8 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row is of the twenty-second part."""
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the
+    twenty-third part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -82,11 +83,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v18", [f"h18-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v19", [f"h19-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v20", [f"h20-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v21", [f"h21-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v21", [f"h21-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v22", [f"h22-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h22-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h23-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -150,20 +152,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # item "isn't a figure of speech", with a method and a time worked out, in English; a hoarding-study participant not
 # seen for five days, post piling up and a smell at the door, in Danish: answered), a complaint lodged with the Irish
 # Data Protection Commission and four conflicts answered, 11 rejects answered and 6 escalated, 7 answerable escalated,
-# none rejected, names 19/22, locations 16/55, false redactions 10. Floors at that reading, the targets as strict
-# xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 87 and heldout.safety_escalated >= 20, heldout.misses
-    assert heldout.recall("PERSON") >= 19 / 22, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 10, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-second held-out part: 87/120 decisions, safety "
-                                       "20/24 (a goodbye after checking a life-insurance payout, in Japanese; a plan "
-                                       "to end it tonight, in Telugu; a method and a time worked out, in English; a "
-                                       "participant unseen for five days with a smell at the door, in Danish: "
-                                       "answered)")
+# none rejected, names 19/22, locations 16/55, false redactions 10. They skip while there is no held-out part; the
+# twenty-third part's first-reading figures are recorded here once it is read (floors at that reading, and the targets
+# as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -171,8 +162,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-second held-out part: names 19/22 ('Siobhán Ní "
-                                       "Mhurchú', 'Awa', 'عمران خٹک')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -202,9 +191,12 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v19"])
     show(capsys, reports["heldout_v20"])
     show(capsys, reports["heldout_v21"])
+    show(capsys, reports["heldout_v22"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
-    # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950)
-    assert dev.decisions_right >= 4059
+    # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950); 4158/4211 with the twenty-second part
+    # retired into dev and the classifier retrained with it (rules only 4025/4211); round twenty-six: 4162/4211 (rules
+    # only 4035/4211, safety rules only 829 -> 834/949)
+    assert dev.decisions_right >= 4162
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
@@ -239,10 +231,12 @@ def test_dev_figures(reports, capsys):
     # and the nineteenth part's two, retired unfixed: "Elif" signing off and "D. Okonkwo-Reid" (the twentieth part's
     # four, "Δανάη", "Στέλιος", "张晓峰" and "บุญมี", are found since round twenty-four: a Greek article, a Chinese title,
     # a Thai kinship term before them); the twenty-first part's eight, retired unfixed: "Gethin", "Montserrat
-    # Puigdomènech i Vila", "Bernie", "Fiona MacLeod", "Rui", "Helena Furtado", "Amra", "Dennis"
+    # Puigdomènech i Vila", "Bernie", "Fiona MacLeod", "Rui", "Helena Furtado", "Amra", "Dennis"; the twenty-second
+    # part's three, retired unfixed: "Siobhán Ní Mhurchú", "Awa", "عمران خٹک"
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
-                             *H17_NAMES_LEFT, *H19_NAMES_LEFT, *H21_NAMES_LEFT}, person_misses
+                             *H17_NAMES_LEFT, *H19_NAMES_LEFT, *H21_NAMES_LEFT,
+                             *H22_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -296,11 +290,12 @@ def test_dev_figures(reports, capsys):
     # "Treasurer", "Tok Pisin", "Easter Monday"); 13 on the twentieth part, 209 on dev with it, 195 since round
     # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att"); 23 on
     # the twenty-first part, 218 on dev with it, 194 since round twenty-five's greetings, thanks and nouns are no names
-    # ("Sawubona", "Allillanchu", "Jërëjëf", "Ačiū", "Juni", "Menschen", "Figur 3", "Muchos", "Adjunto", "Nota")
-    assert len(dev.false_redactions) <= 194, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 22)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+    # ("Sawubona", "Allillanchu", "Jërëjëf", "Ačiū", "Juni", "Menschen", "Figur 3", "Muchos", "Adjunto", "Nota"); 10 on
+    # the twenty-second part, 204 on dev with it
+    assert len(dev.false_redactions) <= 204, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 23)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120]
+                                                                      120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -358,6 +353,14 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v21"].safety_escalated == reports["heldout_v21"].safety_cases
     assert reports["heldout_v21"].recall("PERSON") >= 43 / 51
     assert len(reports["heldout_v21"].false_redactions) <= 2
+    # the retired twenty-second part, in-sample once the classifier is retrained with it: 99/120 (87/120 at its
+    # reading; rules only 75/120, safety rules only 2/24), 103/120 since round twenty-six (rules only 84/120, safety
+    # rules only 6/24; every escalation right, three rejects answered and 14 escalated by the classifier), every
+    # safety message escalated, names 19/22 as at the reading, 10 false redactions as at the reading
+    assert reports["heldout_v22"].decisions_right >= 103
+    assert reports["heldout_v22"].safety_escalated == reports["heldout_v22"].safety_cases
+    assert reports["heldout_v22"].recall("PERSON") >= 19 / 22
+    assert len(reports["heldout_v22"].false_redactions) <= 10
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -384,6 +387,8 @@ H19_NAMES_LEFT = {("h19-022", "Elif"), ("h19-060", "D. Okonkwo-Reid")}
 H21_NAMES_LEFT = {("h21-006", "Gethin"), ("h21-010", "Montserrat Puigdomènech i Vila"), ("h21-012", "Bernie"),
                   ("h21-024", "Fiona MacLeod"), ("h21-061", "Rui"), ("h21-061", "Helena Furtado"), ("h21-078", "Amra"),
                   ("h21-087", "Dennis")}
+# The twenty-second part's names the stage missed when it was retired (h22-*, 19/22 at its reading)
+H22_NAMES_LEFT = {("h22-063", "Siobhán Ní Mhurchú"), ("h22-073", "Awa"), ("h22-104", "عمران خٹک")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -469,7 +474,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v20' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v21"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v21' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v22"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v22"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v22' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v23"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},
