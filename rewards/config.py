@@ -181,7 +181,7 @@ class RoleConfig(_Strict):
     compound_part_min_chars: int = Field(default=5, ge=1)
     named_placeholders: list[str]
     unknown_named_penalty: float = Field(ge=0, le=1)
-    signature_named_penalty: float = Field(default=0.2, ge=0, le=1)
+    signature_named_penalty: float = Field(ge=0, le=1)
     group_greeting: Regex
     crowd_question: Regex = r"(?!)"
     collective_sender: Regex
