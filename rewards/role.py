@@ -170,14 +170,14 @@ class RoleCheck:
         links = frozenset(m.lower() for m in self._link.findall(feedback))
         lines = feedback.strip().split("\n", 1)
         body = lines[1] if len(lines) > 1 and self._greeting.match(lines[0].lower()) else feedback
+        lower = feedback.lower()
         return SenderFacts(frozenset(PLACEHOLDER.findall(feedback)), links, team, signer,
                            frozenset(stem(w, self.stem_chars) for w in words),
                            frozenset(stem(w, self.stem_chars) for w in WORD.findall(body.lower())),
-                           bool(self._collective.search(feedback.lower())),
-                           bool(self._grave.search(feedback.lower())),
+                           bool(self._collective.search(lower)), bool(self._grave.search(lower)),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
-                           frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(feedback.lower()),
-                           bool(self._asks.search(feedback.lower())))
+                           frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(lower),
+                           bool(self._asks.search(lower)))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
