@@ -221,16 +221,36 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The nineteenth
-    (h20-*, given the kinds, the format, the on-receipt setting and the styles already used, asked for sign-offs in
-    every layout and for bad kinds that vary from message to message) was read once (0.964) and is dev now
-    (`heldout_v19`; docs/reward.md). Until the twentieth (h21-*) is added there is nothing to score; the next part's
-    first reading sets the floors here."""
+    """The held-out part: the twentieth (h21-*), written blind (given the kinds, the format, the on-receipt setting
+    and the styles already used, asked for sign-offs in every layout and for bad kinds that vary from message to
+    message) and read once, before any change made for it, on the reward after round twenty-one: agreement 0.983,
+    genuine above invented 57/60, careful above salad 30/30, careful >= 0 29/30, plain >= 0 27/30, salad and
+    placeholder < 0 30/30, off-target, hedge and oversold < 0 27/30 each, echo < 0 29/30, invented < 0 16/30. Floors
+    at that reading (docs/reward.md). The nineteenth (h20-*) is dev now (`heldout_v19`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.982  # 0.983
+    assert heldout.rate("invented") >= 0.95  # 57 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") <= 3 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 27 / 30
+    assert heldout.share_below_zero("hedge") >= 27 / 30 and heldout.share_below_zero("oversold") >= 27 / 30
+    assert heldout.share_below_zero("echo") >= 29 / 30
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the twentieth held-out part: a careful and 3 plain "
+                                       "replies < 0 ('your diploma work' read as the team's work called 'your', "
+                                       "a plain restatement read as an echo, thanks 'for featuring the squid' not "
+                                       "read as the sender's own news) and 3 off-target replies >= 0 (in role, "
+                                       "telling the sender about the project instead of answering)")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
