@@ -125,6 +125,7 @@ class RoleCheck:
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
+        self._own_work = re.compile(cfg.own_work)
         self._open_end = re.compile(cfg.open_end)
         self._named = frozenset(cfg.named_placeholders)
         self._group_greeting = re.compile(cfg.group_greeting)
@@ -260,7 +261,8 @@ class RoleCheck:
             return False, (f"Promotes the team's news, events or studies ({reply[m.start() : m.end()]!r}) about a "
                            "matter the sender did not raise, or leaving out some of what they wrote about: a "
                            "newsletter, not a reply.")
-        team_work = [n for n in yours if n in self._work_nouns]
+        senders_own = {w for m in self._own_work.finditer(lower) for w in m.group(1).split()}  # "your diploma work"
+        team_work = [n for n in yours if n in self._work_nouns and n not in senders_own]
         reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
             return False, (f"Calls the team's own work 'your {reversed_nouns[0]}', as the sender does: reply as the "

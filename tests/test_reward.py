@@ -1368,12 +1368,30 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert score("Two steps we will take: " + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
 
-    def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
-        feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
-        assert score("Your paper says far more than a survey like that can show, and I think the title is wrong.",
-                     feedback).components["role"].score == -1.0
-        assert score("You're right: a cross-sectional survey cannot show cause. We are changing the title of our "
-                     "paper this week.", feedback).components["role"].score == 1.0
+    CAUSAL = "Your paper claims the effect is causal, but your survey is cross-sectional."
+    # round twenty-two (h21-25's two genuine replies, "good luck with your diploma work" to a student who will cite
+    # "your work", -0.50 and -0.53 before): the sender's own work called "your" is right; the team's is not
+    THESIS = ("I'm writing my thesis on river flooding and will cite your work. Could you send the gauge data for "
+              "2019? Your study only shows the yearly totals.")
+
+    @pytest.mark.parametrize(("feedback", "reply", "in_role"), [
+        (CAUSAL, "Your paper says far more than a survey like that can show, and I think the title is wrong.", False),
+        (CAUSAL, "You're right: a cross-sectional survey cannot show cause. We are changing the title of our paper "
+                 "this week.", True),
+        (THESIS, "Your work is cited far too rarely, and I think your study should show the 2019 gauge data.", False),
+        (THESIS, "I will cite your work in my thesis, but your study really should give the daily 2019 figures.",
+         False),
+        (THESIS, "Thanks for writing, and good luck with your thesis work. We'll check whether we can share the 2019 "
+                 "gauge data and write to you by Friday.", True),
+        (THESIS, "Happy to help with your own work on flooding: we'll check the licence for the 2019 gauge data and "
+                 "write to you by Friday.", True),
+        (THESIS, "We wish you the best with your dissertation study. We'll check whether the daily 2019 gauge data "
+                 "can be shared and write to you by Friday.", True),
+    ])
+    def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self, feedback, reply, in_role):
+        result = score(reply, feedback)
+        assert (result.components["role"].score == 1.0) == in_role, result.components["role"].explanation
+        assert (result.total >= 0) == in_role
 
 
 class TestIntegrityInContext:
@@ -1452,6 +1470,13 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Thanks for telling us. The survey schedule says reminders go out at 3am, which is when you're asleep after "
          "the night shift, and you'd like it to stop waking you."),
+        # round twenty-two: a retelling in the feedback's words with a promise, but agreeing with nobody, is an echo
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "You say the marsh counts list the reed warbler twice on the 12th, once at dawn and once at noon, and we "
+         "will note it."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "You say the survey reminder comes at 3am on the night shift and wakes you up every time. We will note the "
+         "reminder."),
     ])
     def test_a_short_general_hedge_with_a_promise_to_bear_the_point_in_mind_is_no_reply(self, feedback, hedge):
         result = score(hedge, feedback)
@@ -1472,6 +1497,14 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Sorry about the 3am reminder. We respect that you work nights, so we'll move your reminder to 6pm this "
          "week; tell us if another time suits your shifts better."),
+        # round twenty-two (h21-17's plain, -0.21 before): a short reply that agrees, restates the point in the
+        # feedback's words (under a quarter of its content words its own) and promises an act
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "You are right: the survey reminder at 3am wakes the night shift. We will move the reminder for the night "
+         "shift this week."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "You're right that the marsh counts list the reed warbler twice on the 12th, at dawn and at noon. We'll "
+         "check both sightings with the counters and write back by Friday."),
     ])
     def test_a_reply_that_commits_to_the_point_is_no_hedge(self, feedback, reply):
         result = score(reply, feedback)
