@@ -194,6 +194,8 @@ class RoleConfig(_Strict):
     thanks_for: Regex
     thanks_generic: list[str]
     thanks_passed_on: list[str] = Field(default_factory=list)
+    thanks_coverage: list[str] = Field(default_factory=list)
+    coverage_context: Regex = r"(?!)"
     unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
     thanked_act_max_terms: int = Field(ge=0)

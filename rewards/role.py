@@ -107,6 +107,7 @@ class SenderFacts:
     lower_case: frozenset[str] = frozenset()  # the feedback's words written in lower case: none is a name
     safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
     asks: bool = False  # the feedback asks for something (a question, "please", "could you")
+    covers: bool = False  # the sender tells of covering the team's work (a page, an article, a feature)
 
 
 class RoleCheck:
@@ -137,6 +138,8 @@ class RoleCheck:
         self._thanks_for = re.compile(cfg.thanks_for)
         self._thanks_generic = frozenset(cfg.thanks_generic)
         self._passed_on = frozenset(cfg.thanks_passed_on)
+        self._coverage_acts = frozenset(cfg.thanks_coverage)
+        self._coverage = re.compile(cfg.coverage_context)
         self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
@@ -178,7 +181,7 @@ class RoleCheck:
                            bool(self._collective.search(lower)), bool(self._grave.search(lower)),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
                            frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(lower),
-                           bool(self._asks.search(lower)))
+                           bool(self._asks.search(lower)), bool(self._coverage.search(lower)))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -485,7 +488,8 @@ class RoleCheck:
             if not words or THE_MATTER.search(part) or TIME_GIVEN.match(part):
                 continue
             head = words[0].removesuffix("'s")
-            if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on
+            covered = facts.covers and head in self._coverage_acts  # "for featuring the squid" to "a page on ..."
+            if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on and not covered
                                     and not self._feedback_act(head, facts)):
                 acts.append(part)
         return acts

@@ -976,6 +976,15 @@ class TestRole:
         # an English word in a reply is no English lesson
         ("Thanks, you're right. We'll rewrite the consent section in clearer English and add a count of refused "
          "requests to the next report.", REPORT_FEEDBACK),
+        # round twenty-two (h21-27's plain, -0.57 before: "Thanks for featuring the squid!" to "We're running a page
+        # on your squid research"): covering the team's work, said in other words, to a sender who publishes
+        ("Thanks for featuring the corals! 'Choose' goes a bit further than the study does, so we'll ask the lead "
+         "scientist to suggest a sentence kids will get, and send it before Friday.",
+         "We're running a page on your coral bleaching study in next month's issue of our kids' magazine. One "
+         "sentence says the corals 'choose' to go white. Could you check it before Friday?"),
+        ("Thank you for covering the otters. We'll check the 2015 and latest counts with the survey lead and tell "
+         "you by Thursday whether 'doubled' is fair.", "I'm writing an article about your river otter survey for "
+         "the county newspaper. Is it right that numbers doubled since 2015?"),
     ])
     def test_a_group_or_a_request_the_feedback_names_is_in_role(self, reply, feedback):
         result = score(reply, feedback)
@@ -1136,6 +1145,11 @@ class TestRole:
          "spring.", "thanks for years of an act the sender never did"),
         ("Thanks for all the litter picking! We will publish the full findings for the town in the spring.",
          "thanks for an act never done, after a quantity"),
+        # round twenty-two: covering the team's work is thanks for an act never done to a sender who publishes nothing
+        ("Thanks for featuring the station in your newsletter! We will publish the full findings for the town in the "
+         "spring.", "thanks for coverage the sender never gave"),
+        ("Thank you for covering our survey on the radio! We will publish the full findings for the town in the "
+         "spring.", "thanks for coverage of the team's own thing"),
         ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
          "residents.", "the feedback's words only in the name of the team's survey"),
     ])
