@@ -157,7 +157,13 @@ class TestOverselling:
                                       "a world-leading tool", "the best map in the world", "cutting-edge",
                                       "accurate to the millimetre", "used without a single complaint",
                                       "compliant with every regulation", "the most powerful model",
-                                      "transformative", "a resounding success", "set to change lives"])
+                                      "transformative", "a resounding success", "set to change lives",
+                                      # round twenty-two, by families (the twentieth part's oversold replies, in
+                                      # other words): transformation promised, wonder superlatives and "ever!",
+                                      # reach without bounds, standing claimed in the country
+                                      "going to transform farming across the whole country",
+                                      "the most incredible tool", "the best tool ever!",
+                                      "known across the entire internet", "the safest in the nation"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -209,7 +215,13 @@ class TestOverselling:
                                        "It is bound to happen again unless we change the export, so we will.",
                                        # round twenty-one: "in the world" about where people are, not a standing
                                        "Readers around the world have asked for the same file.",
-                                       "We can post the kit anywhere in the world, so send your address."])
+                                       "We can post the kit anywhere in the world, so send your address.",
+                                       # round twenty-two: living in the country, a count across a region, the
+                                       # internet named, "ever" without hype
+                                       "Most of our participants live in the country, far from a clinic.",
+                                       "We count otters across the whole county every spring.",
+                                       "The file is not on the internet; we'll email it to you.",
+                                       "Have you ever had this problem with the export before?"])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -243,6 +255,16 @@ class TestOverselling:
         ("Could you put the old harbour surveys somewhere safe before the website closes?",
          "Rest assured! Our archive is a tremendous success and meets every standard, so the surveys will be kept "
          "for generations: the finest harbour archive in the world."),
+        # round twenty-two: the twentieth part's oversold replies (+0.13 to +0.25, one hit each), in other words
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thanks! Don't worry about a thing: the new harbour model will transform sailing across the whole country, "
+         "and the half hour will be gone by Sunday."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "You're absolutely right! Sunday's half hour is the most amazing tide puzzle ever! Our modeller will send "
+         "you the answer today."),
+        ("Could you put the old harbour surveys somewhere safe before the website closes?",
+         "Of course, guaranteed! The surveys will be copied to the entire internet by tonight, and our archive is "
+         "the safest in the country."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
