@@ -1506,6 +1506,17 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Thanks for telling us. The survey schedule says reminders go out at 3am, which is when you're asleep after "
          "the night shift, and you'd like it to stop waking you."),
+        # round twenty-two: the twentieth part's hedges (h21-03, -08, -12, +0.20 to +0.62 before), in other words:
+        # causes outside the team's control, readers left to their own judgement, a periodic review with no date
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Noted, thanks. Reminder timing depends on many things outside our control, and every survey tool has its "
+         "limitations. Comments like yours go on the list we read when we plan the next survey."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for your message. Our methods page explains how the marsh counts are compiled. We'd encourage all "
+         "birdwatchers to read it and to use their own judgement."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for getting in touch. We review our bird lists periodically and will look at comments at the next "
+         "update, although we can't commit to a date."),
         # round twenty-two: a retelling in the feedback's words with a promise, but agreeing with nobody, is an echo
         ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
          "You say the marsh counts list the reed warbler twice on the 12th, once at dawn and once at noon, and we "
@@ -1533,6 +1544,13 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Sorry about the 3am reminder. We respect that you work nights, so we'll move your reminder to 6pm this "
          "week; tell us if another time suits your shifts better."),
+        # round twenty-two: a limitation or no date yet, then a commitment in the same sentence
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for spotting this. Field counts have their limitations, but this one we can check: we'll compare "
+         "the dawn and noon sheets for the 12th and write back by Friday."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Sorry the 3am reminder woke you. We can't commit to a date for the new schedule yet, but we'll move the "
+         "night shift's reminder to 6pm this week."),
         # round twenty-two (h21-17's plain, -0.21 before): a short reply that agrees, restates the point in the
         # feedback's words (under a quarter of its content words its own) and promises an act
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
