@@ -163,7 +163,9 @@ class TestOverselling:
                                       # reach without bounds, standing claimed in the country
                                       "going to transform farming across the whole country",
                                       "the most incredible tool", "the best tool ever!",
-                                      "known across the entire internet", "the safest in the nation"])
+                                      "known across the entire internet", "the safest in the nation",
+                                      # ... and a trained reply's finding settled on receipt (fb-0177)
+                                      "a package that did turn out to be reliable"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -221,7 +223,8 @@ class TestOverselling:
                                        "Most of our participants live in the country, far from a clinic.",
                                        "We count otters across the whole county every spring.",
                                        "The file is not on the internet; we'll email it to you.",
-                                       "Have you ever had this problem with the export before?"])
+                                       "Have you ever had this problem with the export before?",
+                                       "We'll tell you by Friday whether the fix is working well."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
