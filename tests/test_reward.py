@@ -1001,6 +1001,13 @@ class TestRole:
         # an English word in a reply is no English lesson
         ("Thanks, you're right. We'll rewrite the consent section in clearer English and add a count of refused "
          "requests to the next report.", REPORT_FEEDBACK),
+        # round twenty-two: asked without a question mark, a reply that answers or commits
+        ("Thanks, you're right that N-14 stands on Mill Lane. We'll add a note to the map this week and move the 3 "
+         "May readings to Mill Lane.", "Your noise survey's map puts station N-14 on Church Road, but it stands on "
+         "Mill Lane. Worth a note on the map at minimum."),
+        ("Thank you for handing the packs out. Please tell people they can give the packs back to you; we'll post "
+         "you envelopes with the new address this week.", "I hand out your noise survey packs on the Mill Lane "
+         "estate. Half the packs have no return envelope. I need to know what to tell people."),
         # round twenty-two (h21-27's plain, -0.57 before: "Thanks for featuring the squid!" to "We're running a page
         # on your squid research"): covering the team's work, said in other words, to a sender who publishes
         ("Thanks for featuring the corals! 'Choose' goes a bit further than the study does, so we'll ask the lead "
@@ -1154,6 +1161,10 @@ class TestRole:
 
     # Round eleven: in-role replies about a neighbouring matter that reuse the feedback's topic words (the ninth
     # held-out part's first reading: off-target < 0 only 14 of 30). The sender's point is a station on the wrong street.
+    STREET_NOTE = ("Your noise survey's map puts station N-14 on Church Road, but it stands on Mill Lane. The readings "
+                   "for 3 May are too high for Church Road as a result. Worth a note on the map at minimum.")
+    PACKS = ("I hand out your noise survey packs on the Mill Lane estate. Half the packs have no return envelope, and "
+             "the freepost address is for an office that has moved. I need to know what to tell people.")
     STREET_FEEDBACK = ("Your noise survey's map puts station N-14 on the wrong street: it is on Mill Lane, not Church "
                        "Road. So the readings for 3 May look far too high for Church Road. Which street do the "
                        "published figures use?")
@@ -1244,9 +1255,17 @@ class TestRole:
          "'Stations', and type the station code, for example N-14, into the search box."),
         ("Hi, thanks for writing about Mill Lane! You might also like our street-party sound walk next spring: "
          "residents record birdsong and traffic along their road, and sign-up details go on our website in March."),
+        # round twenty-two (h21-11's and h21-22's, +0.24 and +0.44 before): asked without a question mark ("worth a
+        # note", "I need to know what to tell them"), the reply tells the sender about the project instead
+        (STREET_NOTE, "Thanks for your interest in the noise survey. All stations log readings every minute, and the "
+                      "averaging code is in our repository. We're also planning to add night-time maps in the next "
+                      "release."),
+        (PACKS, "Hi, thanks so much for handing out the packs! The survey asks residents how often traffic wakes them "
+                "and which streets are loudest. We're hoping for around 800 responses by the spring."),
     ])
     def test_an_explanation_nobody_asked_for_fails(self, reply):
-        result = score(reply, self.STREET_FEEDBACK)
+        feedback, reply = reply if isinstance(reply, tuple) else (self.STREET_FEEDBACK, reply)
+        result = score(reply, feedback)
         assert result.components["role"].score == -1.0, result.components["role"].explanation
         assert "nobody asked for" in result.components["role"].explanation
         assert result.total < 0
