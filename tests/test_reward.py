@@ -981,6 +981,9 @@ class TestRole:
         # round eighteen: what the study runs, named (h17-09's interviews, >= 0 before), in other words
         ("Thanks for writing in. Alongside the report we're also running paid focus groups with journalists about "
          "records requests; they take an hour and come with a voucher.", "focus groups nobody asked about"),
+        # round twenty-two: an invitation to everyone, a results event (h21-29's, +0.56 before), in other words
+        ("Thank you for following the report! Readers have sent 200 comments so far, and we'll be inviting everyone "
+         "to a results evening in May with talks from the team.", "a results evening nobody asked about"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -1001,7 +1004,10 @@ class TestRole:
         # an English word in a reply is no English lesson
         ("Thanks, you're right. We'll rewrite the consent section in clearer English and add a count of refused "
          "requests to the next report.", REPORT_FEEDBACK),
-        # round twenty-two: asked without a question mark, a reply that answers or commits
+        # round twenty-two: asked without a question mark, a reply that answers or commits; the sender invited
+        ("Thanks for telling us. We'll fix the export button this week and invite you to the clinic visit on the 9th "
+         "with the data on paper.", "The 'export to clinic' button has done nothing since the update, and our nurse "
+         "needs the data before clinic on the 9th. Please help."),
         ("Thanks, you're right that N-14 stands on Mill Lane. We'll add a note to the map this week and move the 3 "
          "May readings to Mill Lane.", "Your noise survey's map puts station N-14 on Church Road, but it stands on "
          "Mill Lane. Worth a note on the map at minimum."),
