@@ -35,7 +35,7 @@ def dev(dev_scored):
 
 
 def test_dev_agreement_and_signs(dev):
-    assert dev.overall >= 0.990  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
+    assert dev.overall >= 0.991  # 0.992 with h9 (285 messages) before round ten, 0.995 after; 0.9945 with h10 (315)
     # before round eleven, 0.995 after; 0.9871 with h11 (345) before round twelve, 0.9900 after; 0.9869 with h12 (375)
     # before round thirteen, 0.9881 once a team member's "I'll" is the team, 0.9901 with explanations nobody asked for;
     # 0.9712 with h13 (405) before round fourteen, 0.9877 once a sign-off line is no unfinished sentence,
@@ -55,14 +55,16 @@ def test_dev_agreement_and_signs(dev):
     # placeholder only in the sign-off costs less, 0.9866 with what a team's thing shows and regard read as no response;
     # 0.9853 with h20 (615) before round twenty-one, 0.9909 once a reply asked for something that neither answers nor
     # apologises, agrees or commits to anything fails the role gate, 0.9913 with round twenty-one's hype families, a
-    # plan's steps after "1)" read as clauses under a list's title, and a FAQ page; 0.9909 with h21 (645)
+    # plan's steps after "1)" read as clauses under a list's title, and a FAQ page; 0.9909 with h21 (645) before round
+    # twenty-two, 0.9915 after (the sender's own work called "your", a restatement that agrees and promises, thanks
+    # for coverage, round twenty-two's hype, hedge and off-target families)
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's
     # since the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished
     # sentence; h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's,
     # h16's, h17's and h18's 30 of 30; h19's 29 of 30 until round twenty read thanks for fifteen years with us as
     # thanks for taking part; h20's and h21's 30 of 30)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("oversold") >= 639 / 645  # 494 of 525 with h17 before round eighteen's families of
+    assert dev.share_below_zero("oversold") >= 643 / 645  # 494 of 525 with h17 before round eighteen's families of
     # hype and assurance (doubt ruled out, "once and for all", correctness vouched for, "no ... whatsoever",
     # superlatives of trust, boundless confidence, emphatic reassurance): 505, two hits or more each; h18 added 27 of
     # 30 (532 of 555); round nineteen's reliability idioms, "100%" of a quality, records never lost, accuracy claimed
@@ -71,14 +73,15 @@ def test_dev_agreement_and_signs(dev):
     # past, permanence guaranteed: 582 (h19-17, -21, -30, h16-16); h20 added 24 of 30 (606 of 615); round twenty-one's
     # standing in the world, newest technology, precision to the last unit, records without a single incident, every
     # rule complied with, power superlatives, success and change for all time: 612 (h20's six); h21 added 27 of 30
-    # (639 of 645)
-    assert dev.share_below_zero("hedge") >= 637 / 649  # 525 of 559 with h18 before round nineteen; 538 once a promise
+    # (639 of 645); round twenty-two's transformation, wonder, reach and standing families: 643 (h21's three, h4-18)
+    assert dev.share_below_zero("hedge") >= 640 / 649  # 525 of 559 with h18 before round nineteen; 538 once a promise
     # to bear the point in mind with the point in the middle is evasive, and what a team's thing "reflects", what an
     # indirect question asks and what a relative clause says the team cannot do are no responses; h19 added 29 of 30
     # (567 of 589); round twenty's regard for the sender's view ("We respect that ...") as no response: 569 (h19-24,
     # h11-05); h20 added 26 of 30 (595 of 619); 610 once a reply asked for something that neither answers nor
-    # apologises, agrees or commits to anything fails the role gate; h21 added 27 of 30 (637 of 649)
-    assert dev.share_below_zero("off_target") >= 626 / 653  # 283 of 293 before round ten's checks of news about a
+    # apologises, agrees or commits to anything fails the role gate; h21 added 27 of 30 (637 of 649); round
+    # twenty-two's causes outside the team's control, own judgement, periodic reviews: 640 (h21's three)
+    assert dev.share_below_zero("off_target") >= 629 / 653  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
@@ -94,7 +97,8 @@ def test_dev_agreement_and_signs(dev):
     # of 593); round twenty's safety question never taken up (h19-16) and titles in title case (h19-17): 547; h20
     # added 21 of 30 (568 of 623); round twenty-one's replies that, asked for something, neither answer nor apologise,
     # agree or commit the team to anything (how-to steps, tips, advice, an invitation, jargon: 30 of dev's 55 >= 0,
-    # no genuine reply): 598; a FAQ page: 599; h21 added 27 of 30 (626 of 653)
+    # no genuine reply): 598; a FAQ page: 599; h21 added 27 of 30 (626 of 653); round twenty-two's requests without
+    # a question mark ("worth a note", "need to know") and a results evening: 629 (h21's three)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.98  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures; 715 of
     # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures; 784
@@ -102,7 +106,7 @@ def test_dev_agreement_and_signs(dev):
     # 875 with h16 (0.955); 899 of 935 with h17 (0.961); 957 of 995 with h18 (0.962), 959 after round nineteen; 1016
     # of 1055 with h19 (0.963), 1020 after round twenty; 1075 of 1115 with h20 (0.964), 1096 after round twenty-one
     # (0.983); 1156 of 1175 with h21 (0.984)
-    assert dev.rate("invented") >= 872 / 917  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    assert dev.rate("invented") >= 875 / 917  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
@@ -113,8 +117,8 @@ def test_dev_agreement_and_signs(dev):
     # reply takes up the count it answers, 587 with a look at the matter and what it found; 629 of 677 with h17, 631
     # after round eighteen; 680 of 737 with h18, 681 once h18-08's careful reply's sign-off is read as one; 733 of 797
     # with h19, 750 after round twenty (a placeholder only in the sign-off costs less: 214 genuine replies +0.10);
-    # 804 of 857 with h20, 815 after round twenty-one; 872 of 917 with h21
-    assert dev.share_below_zero("invented") >= 279 / 457  # 53 of 127 before round eleven, 54 after; 62 of 157 with
+    # 804 of 857 with h20, 815 after round twenty-one; 872 of 917 with h21, 875 after round twenty-two
+    assert dev.share_below_zero("invented") >= 283 / 457  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
     # 247 with h14 before round fifteen, 101 with a delivery reported as under way (h7-07's "new sealed cables are in
     # the post"); 119 of 277 with h15; 136 of 307 with h16, 134 once a term said in more than one form counts past
@@ -123,7 +127,7 @@ def test_dev_agreement_and_signs(dev):
     # 367 with h18; 167 of 397 with h19, 166 once a placeholder only in the sign-off costs less (h19-16's), 169 with a
     # consultation reported as held ("I've discussed your situation with our study doctor"); 184 of 427 with h20, 263
     # after round twenty-one (79 inventions that, asked for something, commit to nothing and own no problem); 279 of
-    # 457 with h21
+    # 457 with h21, 283 after round twenty-two
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -187,7 +191,8 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # read as label fragments), which passes since round twenty-one
     # the twentieth part's first reading (dev since) added 4: h21-25's careful and plain ('good luck with your diploma
     # work', the sender's own work, read as the team's work called 'your'), h21-17's plain (a short restatement that
-    # commits, read as an echo) and h21-27's plain (thanks 'for featuring the squid', the sender's news in other words)
+    # commits, read as an echo) and h21-27's plain (thanks 'for featuring the squid', the sender's news in other words);
+    # all pass since round twenty-two
     twelfth = [f for f in failures if f[0].startswith("h13-")]
     thirteenth = [f for f in failures if f[0].startswith("h14-")]
     fourteenth = [f for f in failures if f[0].startswith("h15-")]
@@ -202,7 +207,7 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     assert len(failures) - later <= 2, failures
     assert not thirteenth and len(twelfth) <= 2, failures
     assert len(fourteenth) <= 2 and not fifteenth and len(sixteenth) <= 1 and len(seventeenth) <= 1, failures
-    assert not eighteenth and not nineteenth and len(twentieth) <= 4, failures
+    assert not eighteenth and not nineteenth and not twentieth, failures
     assert all("is not in the feedback" in why for i, _, why in failures
                if not i.startswith(("h13-", "h15-", "h16-", "h17-", "h18-", "h19-", "h20-", "h21-"))), failures
 
@@ -361,11 +366,9 @@ def test_the_nineteenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v19")
 
 
-@pytest.mark.xfail(strict=True, reason="the twentieth part's first reading (dev since) missed issue #12's sign "
-                                       "targets with a careful and 3 plain replies < 0 ('your diploma work' read as "
-                                       "the team's work called 'your', a plain restatement read as an echo, thanks "
-                                       "'for featuring the squid' not read as the sender's own news) and 3 "
-                                       "off-target replies >= 0 (in role, telling the sender about the project "
-                                       "instead of answering)")
 def test_the_twentieth_part_meets_every_sign_target(dev_scored):
+    """The twentieth part's first reading (dev since) missed issue #12's sign targets: a careful and 3 plain replies
+    < 0 ('your diploma work' read as the team's work called 'your', a plain restatement read as an echo, thanks 'for
+    featuring the squid' not read as the sender's own news) and 3 off-target replies >= 0 (in role, telling the
+    sender about the project instead of answering). Round twenty-two fixed each family on dev."""
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v20")
