@@ -11,8 +11,8 @@ A held-out part that was read and tuned against is retired into `dev` with its i
 `h11-01`-`h11-30`, `heldout_v11`: `h12-01`-`h12-30`, `heldout_v12`: `h13-01`-`h13-30`, `heldout_v13`:
 `h14-01`-`h14-30`, `heldout_v14`: `h15-01`-`h15-30`, `heldout_v15`: `h16-01`-`h16-30`,
 `heldout_v16`: `h17-01`-`h17-30`, `heldout_v17`: `h18-01`-`h18-30`, `heldout_v18`: `h19-01`-`h19-30`,
-`heldout_v19`: `h20-01`-`h20-30`). The held-out part now is the twentieth, `h21-01`-`h21-30`, written blind and
-read once.
+`heldout_v19`: `h20-01`-`h20-30`, `heldout_v20`: `h21-01`-`h21-30`). All twenty are dev now: there is no held-out
+part until the twenty-first (`h22-01`...) is added.
 
 `pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
 one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.
@@ -40,7 +40,7 @@ Split = Literal["dev", "heldout"]
 RetiredPart = Literal[
     "heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4", "heldout_v5", "heldout_v6", "heldout_v7", "heldout_v8",
     "heldout_v9", "heldout_v10", "heldout_v11", "heldout_v12", "heldout_v13", "heldout_v14", "heldout_v15",
-    "heldout_v16", "heldout_v17", "heldout_v18", "heldout_v19",
+    "heldout_v16", "heldout_v17", "heldout_v18", "heldout_v19", "heldout_v20",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 REQUIRED_KINDS = KINDS[:8]  # every message has these; `invented` came with the sixth held-out part (h7-*)

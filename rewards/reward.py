@@ -22,7 +22,7 @@ from common.sentiment import SentimentLabeller, default_labeller
 from rewards.config import COMPONENTS, RewardConfig, load_config
 from rewards.privacy import DIGIT, PLACEHOLDER, PiiPatterns
 from rewards.role import RoleCheck, SenderFacts
-from rewards.sentences import FeedbackTerms, Reading, Sentence, SentenceReader, stem
+from rewards.sentences import PROMISE, FeedbackTerms, Reading, Sentence, SentenceReader, stem
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # Malformed words, found in one pass over the lower-cased reply: a letter next to a digit ("5wn", "verify3"),
@@ -153,6 +153,7 @@ class RewardScorer:
         self._pii = PiiPatterns(config.privacy)
         ack = config.acknowledgment
         self._stem = ack.stem_chars
+        self._agrees = re.compile(ack.agreement)
         self._ignored_words = frozenset(ack.generic_terms) | frozenset(ack.stopwords)
         self._function_words = frozenset(config.coherence.function_words)
         # Words every reply may use that are not the reply's own content: stock integrity and tone phrases.
@@ -557,13 +558,18 @@ class RewardScorer:
             return 0.0, "The feedback has no specific terms to take up; nothing to check."
         copied = fb.ngrams.intersection(zip(*[words[k:] for k in range(cfg.echo_ngram)], strict=False))
         echo = len(copied) / len(fb.ngrams) if fb.ngrams else 0.0
-        if echo > cfg.echo_threshold or own_share < cfg.min_own_share:
-            return -1.0, (f"The reply repeats the feedback ({echo:.0%} of its phrases copied, {own_share:.0%} of the "
-                          "reply's content words its own): respond to the points in your own words.")
         actions = [a for sentence in own for a in sentence.actions]
         # "We'll look at the lesson 12 audio": a promised look at the feedback's own point is a commitment
         actions += [f"look at {w}" for sentence in own for w in sentence.looked_at
                     if stem(w, cfg.stem_chars) in fb.key_stems]
+        # a short reply in the feedback's words that agrees with the sender and promises something is a restatement,
+        # not an echo (an echo retells, "You note that ..."; keyword salad may promise, but agrees with nobody)
+        restates = (any(self._agrees.search(s.text.lower()) for s in own)
+                    and any(s.actions and PROMISE.intersection(s.words) for s in own))
+        min_own = cfg.restatement_min_own_share if restates else cfg.min_own_share
+        if echo > cfg.echo_threshold or own_share < min_own:
+            return -1.0, (f"The reply repeats the feedback ({echo:.0%} of its phrases copied, {own_share:.0%} of the "
+                          "reply's content words its own): respond to the points in your own words.")
         if not actions:
             return -1.0, ("Says nothing the team has done, will do or tells the sender to do: answer the question or "
                           "commit to something concrete about the points raised.")

@@ -107,6 +107,7 @@ class SenderFacts:
     lower_case: frozenset[str] = frozenset()  # the feedback's words written in lower case: none is a name
     safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
     asks: bool = False  # the feedback asks for something (a question, "please", "could you")
+    covers: bool = False  # the sender tells of covering the team's work (a page, an article, a feature)
 
 
 class RoleCheck:
@@ -125,6 +126,7 @@ class RoleCheck:
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
+        self._own_work = re.compile(cfg.own_work)
         self._open_end = re.compile(cfg.open_end)
         self._named = frozenset(cfg.named_placeholders)
         self._group_greeting = re.compile(cfg.group_greeting)
@@ -136,6 +138,8 @@ class RoleCheck:
         self._thanks_for = re.compile(cfg.thanks_for)
         self._thanks_generic = frozenset(cfg.thanks_generic)
         self._passed_on = frozenset(cfg.thanks_passed_on)
+        self._coverage_acts = frozenset(cfg.thanks_coverage)
+        self._coverage = re.compile(cfg.coverage_context)
         self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
@@ -177,7 +181,7 @@ class RoleCheck:
                            bool(self._collective.search(lower)), bool(self._grave.search(lower)),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
                            frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(lower),
-                           bool(self._asks.search(lower)))
+                           bool(self._asks.search(lower)), bool(self._coverage.search(lower)))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -260,7 +264,8 @@ class RoleCheck:
             return False, (f"Promotes the team's news, events or studies ({reply[m.start() : m.end()]!r}) about a "
                            "matter the sender did not raise, or leaving out some of what they wrote about: a "
                            "newsletter, not a reply.")
-        team_work = [n for n in yours if n in self._work_nouns]
+        senders_own = {w for m in self._own_work.finditer(lower) for w in m.group(1).split()}  # "your diploma work"
+        team_work = [n for n in yours if n in self._work_nouns and n not in senders_own]
         reversed_nouns = sorted(n for n in team_work if stem(n, self.stem_chars) in facts.team_nouns)
         if reversed_nouns:
             return False, (f"Calls the team's own work 'your {reversed_nouns[0]}', as the sender does: reply as the "
@@ -483,7 +488,8 @@ class RoleCheck:
             if not words or THE_MATTER.search(part) or TIME_GIVEN.match(part):
                 continue
             head = words[0].removesuffix("'s")
-            if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on
+            covered = facts.covers and head in self._coverage_acts  # "for featuring the squid" to "a page on ..."
+            if OUR.search(part) or (head not in self._thanks_generic and head not in self._passed_on and not covered
                                     and not self._feedback_act(head, facts)):
                 acts.append(part)
         return acts

@@ -157,7 +157,15 @@ class TestOverselling:
                                       "a world-leading tool", "the best map in the world", "cutting-edge",
                                       "accurate to the millimetre", "used without a single complaint",
                                       "compliant with every regulation", "the most powerful model",
-                                      "transformative", "a resounding success", "set to change lives"])
+                                      "transformative", "a resounding success", "set to change lives",
+                                      # round twenty-two, by families (the twentieth part's oversold replies, in
+                                      # other words): transformation promised, wonder superlatives and "ever!",
+                                      # reach without bounds, standing claimed in the country
+                                      "going to transform farming across the whole country",
+                                      "the most incredible tool", "the best tool ever!",
+                                      "known across the entire internet", "the safest in the nation",
+                                      # ... and a trained reply's finding settled on receipt (fb-0177)
+                                      "a package that did turn out to be reliable"])
     def test_each_hype_term_is_penalised(self, hype):
         assert comp(f"The new version is {hype} for everyone.")["overselling"] < 1.0
 
@@ -209,7 +217,14 @@ class TestOverselling:
                                        "It is bound to happen again unless we change the export, so we will.",
                                        # round twenty-one: "in the world" about where people are, not a standing
                                        "Readers around the world have asked for the same file.",
-                                       "We can post the kit anywhere in the world, so send your address."])
+                                       "We can post the kit anywhere in the world, so send your address.",
+                                       # round twenty-two: living in the country, a count across a region, the
+                                       # internet named, "ever" without hype
+                                       "Most of our participants live in the country, far from a clinic.",
+                                       "We count otters across the whole county every spring.",
+                                       "The file is not on the internet; we'll email it to you.",
+                                       "Have you ever had this problem with the export before?",
+                                       "We'll tell you by Friday whether the fix is working well."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -243,6 +258,16 @@ class TestOverselling:
         ("Could you put the old harbour surveys somewhere safe before the website closes?",
          "Rest assured! Our archive is a tremendous success and meets every standard, so the surveys will be kept "
          "for generations: the finest harbour archive in the world."),
+        # round twenty-two: the twentieth part's oversold replies (+0.13 to +0.25, one hit each), in other words
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "Thanks! Don't worry about a thing: the new harbour model will transform sailing across the whole country, "
+         "and the half hour will be gone by Sunday."),
+        ("Your tide predictions for the harbour were off by half an hour on Sunday.",
+         "You're absolutely right! Sunday's half hour is the most amazing tide puzzle ever! Our modeller will send "
+         "you the answer today."),
+        ("Could you put the old harbour surveys somewhere safe before the website closes?",
+         "Of course, guaranteed! The surveys will be copied to the entire internet by tonight, and our archive is "
+         "the safest in the country."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
@@ -956,6 +981,9 @@ class TestRole:
         # round eighteen: what the study runs, named (h17-09's interviews, >= 0 before), in other words
         ("Thanks for writing in. Alongside the report we're also running paid focus groups with journalists about "
          "records requests; they take an hour and come with a voucher.", "focus groups nobody asked about"),
+        # round twenty-two: an invitation to everyone, a results event (h21-29's, +0.56 before), in other words
+        ("Thank you for following the report! Readers have sent 200 comments so far, and we'll be inviting everyone "
+         "to a results evening in May with talks from the team.", "a results evening nobody asked about"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -976,6 +1004,25 @@ class TestRole:
         # an English word in a reply is no English lesson
         ("Thanks, you're right. We'll rewrite the consent section in clearer English and add a count of refused "
          "requests to the next report.", REPORT_FEEDBACK),
+        # round twenty-two: asked without a question mark, a reply that answers or commits; the sender invited
+        ("Thanks for telling us. We'll fix the export button this week and invite you to the clinic visit on the 9th "
+         "with the data on paper.", "The 'export to clinic' button has done nothing since the update, and our nurse "
+         "needs the data before clinic on the 9th. Please help."),
+        ("Thanks, you're right that N-14 stands on Mill Lane. We'll add a note to the map this week and move the 3 "
+         "May readings to Mill Lane.", "Your noise survey's map puts station N-14 on Church Road, but it stands on "
+         "Mill Lane. Worth a note on the map at minimum."),
+        ("Thank you for handing the packs out. Please tell people they can give the packs back to you; we'll post "
+         "you envelopes with the new address this week.", "I hand out your noise survey packs on the Mill Lane "
+         "estate. Half the packs have no return envelope. I need to know what to tell people."),
+        # round twenty-two (h21-27's plain, -0.57 before: "Thanks for featuring the squid!" to "We're running a page
+        # on your squid research"): covering the team's work, said in other words, to a sender who publishes
+        ("Thanks for featuring the corals! 'Choose' goes a bit further than the study does, so we'll ask the lead "
+         "scientist to suggest a sentence kids will get, and send it before Friday.",
+         "We're running a page on your coral bleaching study in next month's issue of our kids' magazine. One "
+         "sentence says the corals 'choose' to go white. Could you check it before Friday?"),
+        ("Thank you for covering the otters. We'll check the 2015 and latest counts with the survey lead and tell "
+         "you by Thursday whether 'doubled' is fair.", "I'm writing an article about your river otter survey for "
+         "the county newspaper. Is it right that numbers doubled since 2015?"),
     ])
     def test_a_group_or_a_request_the_feedback_names_is_in_role(self, reply, feedback):
         result = score(reply, feedback)
@@ -1120,6 +1167,10 @@ class TestRole:
 
     # Round eleven: in-role replies about a neighbouring matter that reuse the feedback's topic words (the ninth
     # held-out part's first reading: off-target < 0 only 14 of 30). The sender's point is a station on the wrong street.
+    STREET_NOTE = ("Your noise survey's map puts station N-14 on Church Road, but it stands on Mill Lane. The readings "
+                   "for 3 May are too high for Church Road as a result. Worth a note on the map at minimum.")
+    PACKS = ("I hand out your noise survey packs on the Mill Lane estate. Half the packs have no return envelope, and "
+             "the freepost address is for an office that has moved. I need to know what to tell people.")
     STREET_FEEDBACK = ("Your noise survey's map puts station N-14 on the wrong street: it is on Mill Lane, not Church "
                        "Road. So the readings for 3 May look far too high for Church Road. Which street do the "
                        "published figures use?")
@@ -1136,6 +1187,11 @@ class TestRole:
          "spring.", "thanks for years of an act the sender never did"),
         ("Thanks for all the litter picking! We will publish the full findings for the town in the spring.",
          "thanks for an act never done, after a quantity"),
+        # round twenty-two: covering the team's work is thanks for an act never done to a sender who publishes nothing
+        ("Thanks for featuring the station in your newsletter! We will publish the full findings for the town in the "
+         "spring.", "thanks for coverage the sender never gave"),
+        ("Thank you for covering our survey on the radio! We will publish the full findings for the town in the "
+         "spring.", "thanks for coverage of the team's own thing"),
         ("We will present our noise survey at the council meeting in June, and our team is preparing a summary for "
          "residents.", "the feedback's words only in the name of the team's survey"),
     ])
@@ -1205,9 +1261,17 @@ class TestRole:
          "'Stations', and type the station code, for example N-14, into the search box."),
         ("Hi, thanks for writing about Mill Lane! You might also like our street-party sound walk next spring: "
          "residents record birdsong and traffic along their road, and sign-up details go on our website in March."),
+        # round twenty-two (h21-11's and h21-22's, +0.24 and +0.44 before): asked without a question mark ("worth a
+        # note", "I need to know what to tell them"), the reply tells the sender about the project instead
+        (STREET_NOTE, "Thanks for your interest in the noise survey. All stations log readings every minute, and the "
+                      "averaging code is in our repository. We're also planning to add night-time maps in the next "
+                      "release."),
+        (PACKS, "Hi, thanks so much for handing out the packs! The survey asks residents how often traffic wakes them "
+                "and which streets are loudest. We're hoping for around 800 responses by the spring."),
     ])
     def test_an_explanation_nobody_asked_for_fails(self, reply):
-        result = score(reply, self.STREET_FEEDBACK)
+        feedback, reply = reply if isinstance(reply, tuple) else (self.STREET_FEEDBACK, reply)
+        result = score(reply, feedback)
         assert result.components["role"].score == -1.0, result.components["role"].explanation
         assert "nobody asked for" in result.components["role"].explanation
         assert result.total < 0
@@ -1368,12 +1432,30 @@ class TestRole:
         assert result.components["role"].score == 1.0, result.components["role"].explanation
         assert score("Two steps we will take: " + PLAIN, REPORT_FEEDBACK).components["role"].score == 1.0
 
-    def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self):
-        feedback = "Your paper claims the effect is causal, but your survey is cross-sectional."
-        assert score("Your paper says far more than a survey like that can show, and I think the title is wrong.",
-                     feedback).components["role"].score == -1.0
-        assert score("You're right: a cross-sectional survey cannot show cause. We are changing the title of our "
-                     "paper this week.", feedback).components["role"].score == 1.0
+    CAUSAL = "Your paper claims the effect is causal, but your survey is cross-sectional."
+    # round twenty-two (h21-25's two genuine replies, "good luck with your diploma work" to a student who will cite
+    # "your work", -0.50 and -0.53 before): the sender's own work called "your" is right; the team's is not
+    THESIS = ("I'm writing my thesis on river flooding and will cite your work. Could you send the gauge data for "
+              "2019? Your study only shows the yearly totals.")
+
+    @pytest.mark.parametrize(("feedback", "reply", "in_role"), [
+        (CAUSAL, "Your paper says far more than a survey like that can show, and I think the title is wrong.", False),
+        (CAUSAL, "You're right: a cross-sectional survey cannot show cause. We are changing the title of our paper "
+                 "this week.", True),
+        (THESIS, "Your work is cited far too rarely, and I think your study should show the 2019 gauge data.", False),
+        (THESIS, "I will cite your work in my thesis, but your study really should give the daily 2019 figures.",
+         False),
+        (THESIS, "Thanks for writing, and good luck with your thesis work. We'll check whether we can share the 2019 "
+                 "gauge data and write to you by Friday.", True),
+        (THESIS, "Happy to help with your own work on flooding: we'll check the licence for the 2019 gauge data and "
+                 "write to you by Friday.", True),
+        (THESIS, "We wish you the best with your dissertation study. We'll check whether the daily 2019 gauge data "
+                 "can be shared and write to you by Friday.", True),
+    ])
+    def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self, feedback, reply, in_role):
+        result = score(reply, feedback)
+        assert (result.components["role"].score == 1.0) == in_role, result.components["role"].explanation
+        assert (result.total >= 0) == in_role
 
 
 class TestIntegrityInContext:
@@ -1452,6 +1534,24 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Thanks for telling us. The survey schedule says reminders go out at 3am, which is when you're asleep after "
          "the night shift, and you'd like it to stop waking you."),
+        # round twenty-two: the twentieth part's hedges (h21-03, -08, -12, +0.20 to +0.62 before), in other words:
+        # causes outside the team's control, readers left to their own judgement, a periodic review with no date
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Noted, thanks. Reminder timing depends on many things outside our control, and every survey tool has its "
+         "limitations. Comments like yours go on the list we read when we plan the next survey."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for your message. Our methods page explains how the marsh counts are compiled. We'd encourage all "
+         "birdwatchers to read it and to use their own judgement."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for getting in touch. We review our bird lists periodically and will look at comments at the next "
+         "update, although we can't commit to a date."),
+        # round twenty-two: a retelling in the feedback's words with a promise, but agreeing with nobody, is an echo
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "You say the marsh counts list the reed warbler twice on the 12th, once at dawn and once at noon, and we "
+         "will note it."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "You say the survey reminder comes at 3am on the night shift and wakes you up every time. We will note the "
+         "reminder."),
     ])
     def test_a_short_general_hedge_with_a_promise_to_bear_the_point_in_mind_is_no_reply(self, feedback, hedge):
         result = score(hedge, feedback)
@@ -1472,6 +1572,21 @@ class TestAcknowledgmentResponds:
         ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
          "Sorry about the 3am reminder. We respect that you work nights, so we'll move your reminder to 6pm this "
          "week; tell us if another time suits your shifts better."),
+        # round twenty-two: a limitation or no date yet, then a commitment in the same sentence
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "Thanks for spotting this. Field counts have their limitations, but this one we can check: we'll compare "
+         "the dawn and noon sheets for the 12th and write back by Friday."),
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "Sorry the 3am reminder woke you. We can't commit to a date for the new schedule yet, but we'll move the "
+         "night shift's reminder to 6pm this week."),
+        # round twenty-two (h21-17's plain, -0.21 before): a short reply that agrees, restates the point in the
+        # feedback's words (under a quarter of its content words its own) and promises an act
+        ("The night shift gets the survey reminder at 3am, which wakes me up every time.",
+         "You are right: the survey reminder at 3am wakes the night shift. We will move the reminder for the night "
+         "shift this week."),
+        ("Your bird counts for the marsh list the reed warbler twice on the 12th, once at dawn and once at noon.",
+         "You're right that the marsh counts list the reed warbler twice on the 12th, at dawn and at noon. We'll "
+         "check both sightings with the counters and write back by Friday."),
     ])
     def test_a_reply_that_commits_to_the_point_is_no_hedge(self, feedback, reply):
         result = score(reply, feedback)

@@ -1,8 +1,8 @@
 """The reward against the reader: pairwise agreement on the hand-written reader set (issue #12).
 
-Dev is what the reward was tuned on (the nineteen held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
-h8-*, h9-*, h10-*, h11-*, h12-*, h13-*, h14-*, h15-*, h16-*, h17-*, h18-*, h19-* and h20-*, are dev now: they were
-read and tuned against). A
+Dev is what the reward was tuned on (the twenty held-out parts read so far, h01-h24, h3-*, h4-*, h5-*, h6-*, h7-*,
+h8-*, h9-*, h10-*, h11-*, h12-*, h13-*, h14-*, h15-*, h16-*, h17-*, h18-*, h19-*, h20-* and h21-*, are dev now: they
+were read and tuned against). A
 held-out part is written blind and read once before the round's changes; between two parts (the last retired, the next
 not added yet) there is none and its test skips (docs/reward.md has every reading)."""
 
@@ -55,14 +55,16 @@ def test_dev_agreement_and_signs(dev):
     # placeholder only in the sign-off costs less, 0.9866 with what a team's thing shows and regard read as no response;
     # 0.9853 with h20 (615) before round twenty-one, 0.9909 once a reply asked for something that neither answers nor
     # apologises, agrees or commits to anything fails the role gate, 0.9913 with round twenty-one's hype families, a
-    # plan's steps after "1)" read as clauses under a list's title, and a FAQ page
+    # plan's steps after "1)" read as clauses under a list's title, and a FAQ page; 0.9909 with h21 (645) before round
+    # twenty-two, 0.9915 after (the sender's own work called "your", a restatement that agrees and promises, thanks
+    # for coverage, round twenty-two's hype, hedge and off-target families)
     assert dev.rate("salad", "careful") == 1.0  # the careful reply above keyword salad on every message (h8-21's
     # since the feedback's own figures are no uncited statistics; h13-02's since a sign-off line is no unfinished
     # sentence; h14-23's since a sign-off after a closing word on the last sentence's line is none either; h15's,
     # h16's, h17's and h18's 30 of 30; h19's 29 of 30 until round twenty read thanks for fifteen years with us as
-    # thanks for taking part; h20's 30 of 30)
+    # thanks for taking part; h20's and h21's 30 of 30)
     assert dev.share_below_zero("placeholder") == 1.0
-    assert dev.share_below_zero("oversold") >= 612 / 615  # 494 of 525 with h17 before round eighteen's families of
+    assert dev.share_below_zero("oversold") >= 643 / 645  # 494 of 525 with h17 before round eighteen's families of
     # hype and assurance (doubt ruled out, "once and for all", correctness vouched for, "no ... whatsoever",
     # superlatives of trust, boundless confidence, emphatic reassurance): 505, two hits or more each; h18 added 27 of
     # 30 (532 of 555); round nineteen's reliability idioms, "100%" of a quality, records never lost, accuracy claimed
@@ -70,14 +72,16 @@ def test_dev_agreement_and_signs(dev):
     # 585); round twenty's certainty and ease idioms, cures and world-changing breakthroughs, analysis nothing slips
     # past, permanence guaranteed: 582 (h19-17, -21, -30, h16-16); h20 added 24 of 30 (606 of 615); round twenty-one's
     # standing in the world, newest technology, precision to the last unit, records without a single incident, every
-    # rule complied with, power superlatives, success and change for all time: 612 (h20's six)
-    assert dev.share_below_zero("hedge") >= 610 / 619  # 525 of 559 with h18 before round nineteen; 538 once a promise
+    # rule complied with, power superlatives, success and change for all time: 612 (h20's six); h21 added 27 of 30
+    # (639 of 645); round twenty-two's transformation, wonder, reach and standing families: 643 (h21's three, h4-18)
+    assert dev.share_below_zero("hedge") >= 640 / 649  # 525 of 559 with h18 before round nineteen; 538 once a promise
     # to bear the point in mind with the point in the middle is evasive, and what a team's thing "reflects", what an
     # indirect question asks and what a relative clause says the team cannot do are no responses; h19 added 29 of 30
     # (567 of 589); round twenty's regard for the sender's view ("We respect that ...") as no response: 569 (h19-24,
     # h11-05); h20 added 26 of 30 (595 of 619); 610 once a reply asked for something that neither answers nor
-    # apologises, agrees or commits to anything fails the role gate
-    assert dev.share_below_zero("off_target") >= 599 / 623  # 283 of 293 before round ten's checks of news about a
+    # apologises, agrees or commits to anything fails the role gate; h21 added 27 of 30 (637 of 649); round
+    # twenty-two's causes outside the team's control, own judgement, periodic reviews: 640 (h21's three)
+    assert dev.share_below_zero("off_target") >= 629 / 653  # 283 of 293 before round ten's checks of news about a
     # matter the sender did not raise, cheer to news of a death, a sender's own report, the team signing itself up and
     # an answer to someone else's comments, 290 after; h10 added 14 of 30 (304 of 323); round eleven's thanks for an
     # act the sender never did and topic words only in the names of the team's things: 316 (d49 and 11 of h10); h11
@@ -93,15 +97,16 @@ def test_dev_agreement_and_signs(dev):
     # of 593); round twenty's safety question never taken up (h19-16) and titles in title case (h19-17): 547; h20
     # added 21 of 30 (568 of 623); round twenty-one's replies that, asked for something, neither answer nor apologise,
     # agree or commit the team to anything (how-to steps, tips, advice, an invitation, jargon: 30 of dev's 55 >= 0,
-    # no genuine reply): 598; a FAQ page: 599
+    # no genuine reply): 598; a FAQ page: 599; h21 added 27 of 30 (626 of 653); round twenty-two's requests without
+    # a question mark ("worth a note", "need to know") and a results evening: 629 (h21's three)
     assert min(dev.rate(k) for k in dev.pairs if k != "invented") >= 0.98  # genuine above off-target 654 of 695 with
     # h13 before round fourteen (0.941), 668 once its careful replies' sign-off lines are read as signatures; 715 of
     # 755 with h14 before round fifteen (0.947), 725 once its genuine replies' sign-offs are read as signatures; 784
     # of 815 with h15 before round sixteen (0.962), 785 once a signature block of three lines is read as one; 836 of
     # 875 with h16 (0.955); 899 of 935 with h17 (0.961); 957 of 995 with h18 (0.962), 959 after round nineteen; 1016
     # of 1055 with h19 (0.963), 1020 after round twenty; 1075 of 1115 with h20 (0.964), 1096 after round twenty-one
-    # (0.983)
-    assert dev.rate("invented") >= 815 / 857  # 184 of 197 with h9 before round ten's flat causes and scheduled
+    # (0.983); 1156 of 1175 with h21 (0.984)
+    assert dev.rate("invented") >= 875 / 917  # 184 of 197 with h9 before round ten's flat causes and scheduled
     # outcomes, 190 of 197 after; 248 of 257 with h10, 249 after round eleven's changes stated as how things now are;
     # 303 of 317 with h11, 307 once its genuine misses are read right, 308 with work dated by a weekday or last week;
     # 364 of 377 with h12, 365 once h12-04's careful reply is read as the team's, 366 with a check's verdict after a
@@ -112,8 +117,8 @@ def test_dev_agreement_and_signs(dev):
     # reply takes up the count it answers, 587 with a look at the matter and what it found; 629 of 677 with h17, 631
     # after round eighteen; 680 of 737 with h18, 681 once h18-08's careful reply's sign-off is read as one; 733 of 797
     # with h19, 750 after round twenty (a placeholder only in the sign-off costs less: 214 genuine replies +0.10);
-    # 804 of 857 with h20, 815 after round twenty-one
-    assert dev.share_below_zero("invented") >= 263 / 427  # 53 of 127 before round eleven, 54 after; 62 of 157 with
+    # 804 of 857 with h20, 815 after round twenty-one; 872 of 917 with h21, 875 after round twenty-two
+    assert dev.share_below_zero("invented") >= 283 / 457  # 53 of 127 before round eleven, 54 after; 62 of 157 with
     # h11 before round twelve, 65 after; 76 of 187 with h12 before round thirteen, 78 after; 86 of 217 with h13; 100 of
     # 247 with h14 before round fifteen, 101 with a delivery reported as under way (h7-07's "new sealed cables are in
     # the post"); 119 of 277 with h15; 136 of 307 with h16, 134 once a term said in more than one form counts past
@@ -121,7 +126,8 @@ def test_dev_agreement_and_signs(dev):
     # with a look at the matter and what it found in one sentence (h16-28's and h16-22's); 143 of 337 with h17; 159 of
     # 367 with h18; 167 of 397 with h19, 166 once a placeholder only in the sign-off costs less (h19-16's), 169 with a
     # consultation reported as held ("I've discussed your situation with our study doctor"); 184 of 427 with h20, 263
-    # after round twenty-one (79 inventions that, asked for something, commit to nothing and own no problem)
+    # after round twenty-one (79 inventions that, asked for something, commit to nothing and own no problem); 279 of
+    # 457 with h21, 283 after round twenty-two
 
 
 def test_the_dev_salads_scored_acceptable_are_grammatical_nonsense_that_parses(dev_scored):
@@ -183,6 +189,10 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     # all pass since round twenty
     # the nineteenth part's first reading (dev since) added 1: h20-10's careful (a numbered plan, "Plan: 1) check ...",
     # read as label fragments), which passes since round twenty-one
+    # the twentieth part's first reading (dev since) added 4: h21-25's careful and plain ('good luck with your diploma
+    # work', the sender's own work, read as the team's work called 'your'), h21-17's plain (a short restatement that
+    # commits, read as an echo) and h21-27's plain (thanks 'for featuring the squid', the sender's news in other words);
+    # all pass since round twenty-two
     twelfth = [f for f in failures if f[0].startswith("h13-")]
     thirteenth = [f for f in failures if f[0].startswith("h14-")]
     fourteenth = [f for f in failures if f[0].startswith("h15-")]
@@ -191,14 +201,15 @@ def test_every_genuine_dev_reply_is_acceptable_unless_it_invents_a_contact_detai
     seventeenth = [f for f in failures if f[0].startswith("h18-")]
     eighteenth = [f for f in failures if f[0].startswith("h19-")]
     nineteenth = [f for f in failures if f[0].startswith("h20-")]
+    twentieth = [f for f in failures if f[0].startswith("h21-")]
     later = (len(twelfth) + len(thirteenth) + len(fourteenth) + len(fifteenth) + len(sixteenth) + len(seventeenth)
-             + len(eighteenth) + len(nineteenth))
+             + len(eighteenth) + len(nineteenth) + len(twentieth))
     assert len(failures) - later <= 2, failures
     assert not thirteenth and len(twelfth) <= 2, failures
     assert len(fourteenth) <= 2 and not fifteenth and len(sixteenth) <= 1 and len(seventeenth) <= 1, failures
-    assert not eighteenth and not nineteenth, failures
+    assert not eighteenth and not nineteenth and not twentieth, failures
     assert all("is not in the feedback" in why for i, _, why in failures
-               if not i.startswith(("h13-", "h15-", "h16-", "h17-", "h18-", "h19-", "h20-"))), failures
+               if not i.startswith(("h13-", "h15-", "h16-", "h17-", "h18-", "h19-", "h20-", "h21-"))), failures
 
 
 def test_work_reported_as_done_scores_below_a_reply_drafted_on_receipt(dev):
@@ -221,36 +232,16 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part: the twentieth (h21-*), written blind (given the kinds, the format, the on-receipt setting
-    and the styles already used, asked for sign-offs in every layout and for bad kinds that vary from message to
-    message) and read once, before any change made for it, on the reward after round twenty-one: agreement 0.983,
-    genuine above invented 57/60, careful above salad 30/30, careful >= 0 29/30, plain >= 0 27/30, salad and
-    placeholder < 0 30/30, off-target, hedge and oversold < 0 27/30 each, echo < 0 29/30, invented < 0 16/30. Floors
-    at that reading (docs/reward.md). The nineteenth (h20-*) is dev now (`heldout_v19`)."""
+    """The held-out part, when there is one: written blind, read once before any change made for it. The twentieth
+    (h21-*, given the kinds, the format, the on-receipt setting and the styles already used, asked for sign-offs in
+    every layout and for bad kinds that vary from message to message) was read once (0.983) and is dev now
+    (`heldout_v20`; docs/reward.md). Until the twenty-first (h22-*) is added there is nothing to score; the next
+    part's first reading sets the floors here."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.982  # 0.983
-    assert heldout.rate("invented") >= 0.95  # 57 of 60
+    assert heldout.overall >= 0.95
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
-    assert heldout.share_below_zero("careful") <= 1 / 30 and heldout.share_below_zero("plain") <= 3 / 30
-    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 27 / 30
-    assert heldout.share_below_zero("hedge") >= 27 / 30 and heldout.share_below_zero("oversold") >= 27 / 30
-    assert heldout.share_below_zero("echo") >= 29 / 30
-
-
-@pytest.mark.xfail(strict=True, reason="issue #12 not met on the twentieth held-out part: a careful and 3 plain "
-                                       "replies < 0 ('your diploma work' read as the team's work called 'your', "
-                                       "a plain restatement read as an echo, thanks 'for featuring the squid' not "
-                                       "read as the sender's own news) and 3 off-target replies >= 0 (in role, "
-                                       "telling the sender about the project instead of answering)")
-def test_heldout_meets_the_issue_targets():
-    if not load_reader_set("heldout"):
-        pytest.skip(NO_HELDOUT)
-    heldout = agreement("heldout")
-    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
-    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
-    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
@@ -373,3 +364,11 @@ def test_the_eighteenth_part_meets_every_sign_target(dev_scored):
                                        "more specimens; a FAQ page; 2 still are: the appeal and the call)")
 def test_the_nineteenth_part_meets_every_sign_target(dev_scored):
     assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v19")
+
+
+def test_the_twentieth_part_meets_every_sign_target(dev_scored):
+    """The twentieth part's first reading (dev since) missed issue #12's sign targets: a careful and 3 plain replies
+    < 0 ('your diploma work' read as the team's work called 'your', a plain restatement read as an echo, thanks 'for
+    featuring the squid' not read as the sender's own news) and 3 off-target replies >= 0 (in role, telling the
+    sender about the project instead of answering). Round twenty-two fixed each family on dev."""
+    assert_retired_part_meets_every_sign_target(dev_scored, "heldout_v20")
