@@ -112,7 +112,7 @@ class AcknowledgmentConfig(_Strict):
     echo_threshold: float = Field(gt=0, le=1)
     min_own_share: float = Field(ge=0, le=1)
     restatement_min_own_share: float = Field(ge=0, le=1)
-    agreement: Regex = r"(?!)"
+    agreement: Regex
     no_reply_cap: float = Field(ge=-1, le=1)
     non_actions: list[str]
     commitment_times: Regex
@@ -167,7 +167,7 @@ class RoleConfig(_Strict):
     sender_phrases: list[str]
     salutation_words: list[str]
     work_nouns: list[str]
-    own_work: Regex = r"(?!)"
+    own_work: Regex
     sign_offs: list[str]
     sign_off_nouns: list[str] = []
     sign_off_qualifiers: list[str] = []
@@ -194,8 +194,8 @@ class RoleConfig(_Strict):
     thanks_for: Regex
     thanks_generic: list[str]
     thanks_passed_on: list[str] = Field(default_factory=list)
-    thanks_coverage: list[str] = Field(default_factory=list)
-    coverage_context: Regex = r"(?!)"
+    thanks_coverage: list[str]
+    coverage_context: Regex
     unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
     thanked_act_max_terms: int = Field(ge=0)
