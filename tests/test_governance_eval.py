@@ -204,8 +204,9 @@ def test_dev_figures(reports, capsys):
     # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950); 4158/4211 with the twenty-second part
     # retired into dev and the classifier retrained with it (rules only 4025/4211); round twenty-six: 4162/4211 (rules
     # only 4035/4211, safety rules only 829 -> 834/949); 4258/4331 with the twenty-third part retired into dev and the
-    # classifier retrained with it (rules only 4107/4331, safety rules only 835/973)
-    assert dev.decisions_right >= 4258
+    # classifier retrained with it (rules only 4107/4331, safety rules only 835/973); round twenty-seven: 4275/4331
+    # (rules only 4135/4331, safety rules only 835 -> 846/973)
+    assert dev.decisions_right >= 4275
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
@@ -301,8 +302,10 @@ def test_dev_figures(reports, capsys):
     # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att"); 23 on
     # the twenty-first part, 218 on dev with it, 194 since round twenty-five's greetings, thanks and nouns are no names
     # ("Sawubona", "Allillanchu", "Jërëjëf", "Ačiū", "Juni", "Menschen", "Figur 3", "Muchos", "Adjunto", "Nota"); 10 on
-    # the twenty-second part, 204 on dev with it; 18 on the twenty-third part, 222 on dev with it
-    assert len(dev.false_redactions) <= 222, dev.false_redactions
+    # the twenty-second part, 204 on dev with it; 18 on the twenty-third part, 222 on dev with it, 209 since round
+    # twenty-seven's greetings, salutations and nouns are no names ("Mahadsanid", "Ndewo", "Lumelang", "Beste
+    # AI-assistent", "Değerli Akademisyen", "Waszego", "Breitengrad", "Anwalt", "Auf Seite 2", "Adobe Reader")
+    assert len(dev.false_redactions) <= 209, dev.false_redactions
     assert [reports[f"heldout_v{k}"].cases for k in range(1, 24)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120]
@@ -372,12 +375,13 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v22"].recall("PERSON") >= 19 / 22
     assert len(reports["heldout_v22"].false_redactions) <= 10
     # the retired twenty-third part, in-sample once the classifier is retrained with it: 96/120 (83/120 at its
-    # reading; rules only 72/120, safety rules only 1/24), every safety message escalated, names 42/48 as at the
-    # reading, 18 false redactions as at the reading
-    assert reports["heldout_v23"].decisions_right >= 96
+    # reading; rules only 72/120, safety rules only 1/24), 113/120 since round twenty-seven (rules only 100/120,
+    # safety rules only 12/24; every escalation right, seven rejects escalated by the classifier), every safety
+    # message escalated, names 42/48 as at the reading, 5 false redactions (18 at the reading)
+    assert reports["heldout_v23"].decisions_right >= 113
     assert reports["heldout_v23"].safety_escalated == reports["heldout_v23"].safety_cases
     assert reports["heldout_v23"].recall("PERSON") >= 42 / 48
-    assert len(reports["heldout_v23"].false_redactions) <= 18
+    assert len(reports["heldout_v23"].false_redactions) <= 5
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)

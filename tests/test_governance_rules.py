@@ -1386,6 +1386,17 @@ TWENTY_FIFTH_ROUND_FAMILIES = [(message, decision, flag) for (decision, flag), m
         'Visiem būtu labāk, ja manis vairs nebūtu.',
         'Բոլորին ավելի լավ կլինի, եթե ես այլևս չլինեմ։',
         'Svima bi bilo bolje da me više nema.',
+        # and a burden to everyone with a wish never to wake, hurting or cutting oneself, insulin left out on purpose
+        'म सबैका लागि बोझ मात्र हुँ। अब बिदा हुने बेला भयो जस्तो लाग्छ।',
+        'Minden éjjel azon gondolkodom, hogy mindenkinek könnyebb lenne, ha egyszer nem ébrednék fel.',
+        'Waxaan dareemayaa inaan culays ku ahay qoyskayga. Waxaan rabaa inaan seexdo oo aanan marnaba toosin.',
+        'मैं सबके लिए बोझ बन गया हूँ।',
+        'Tinanong kung naiisip kong saktan ang sarili ko. Oo po.',
+        'Zase som sa porezala, tentoraz hlbšie a nechce to prestať krvácať.',
+        'Zase jsem se pořezala a nepřestává to krvácet.',
+        'İnsülinimi bir haftadır bilerek almıyorum.',
+        "I've been deliberately skipping my insulin for a week.",
+        'Ich nehme absichtlich kein Insulin mehr.',
     ],
     ("escalate", "legal"): [
         'Na podstawie art. 17 RODO żądam usunięcia moich danych.',
@@ -1397,6 +1408,12 @@ TWENTY_FIFTH_ROUND_FAMILIES = [(message, decision, flag) for (decision, flag), m
         "I'll take you to the small claims court for the £60.",
         'A chara, rinne mé gearán leis an gCoimisiún um Chosaint Sonraí faoi mo shonraí.',
         'Tá gearán curtha isteach agam chuig an gCoimisiún um Chosaint Sonraí inniu.',
+        # twenty-seventh round: a lawyer engaged or a legal matter said, also by a lawyer
+        'I am a lawyer and I will sue you if my name stays on the site.',
+        "I'm a lawyer. Remove my data by Friday or I take legal action.",
+        'This is a legal matter now; our solicitor has the file.',
+        'Mein Anwalt wird sich bei Ihnen melden.',
+        'Meine Anwältin prüft rechtliche Schritte.',
     ],
     ("escalate", "harassment"): [
         'Ni är ett gäng inkompetenta fjantar. Figur 3 visar 2019 två gånger och 2020 saknas helt.',
@@ -1595,6 +1612,13 @@ TWENTY_FIFTH_ROUND_LOOK_ALIKES = [
     'Niet doorsturen naar medewerkers die niet in de studie zaten; klopt tabel 2?',
     'The presenter in the wheelchair made the best point of the session; can you share her slides?',
     'Saatke palun tabel 3 uuesti, sest fail on katki.',
+    'The paperwork is a burden for everyone on the team; can the form be shorter?',
+    'Hány válaszadó mondta, hogy nem ébred fel éjjel?',
+    'The budget cut hurt the project; will table 3 be updated?',
+    'How many participants skipped their insulin dose in the diabetes diary, per table 2?',
+    'Porezali ste rozpočet, tabuľka 3 je neúplná.',
+    'Mein Schwager ist Anwalt, und selbst er scheitert an Ihrem Formular: auf Seite 2 fehlt das Unterschriftsfeld.',
+    'Ich bin Anwältin von Beruf, aber das ist nur eine Frage zu Tabelle 3.',
 ]
 
 @pytest.mark.parametrize(("message", "decision", "flag"), [*SEVENTH_ROUND_FAMILIES, *NINTH_ROUND_FAMILIES,
