@@ -10,9 +10,9 @@ rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_
 `h11-001`-`h11-120`, `heldout_v12`: `h12-001`-`h12-120`, `heldout_v13`: `h13-001`-`h13-120`, `heldout_v14`:
 `h14-001`-`h14-120`, `heldout_v15`: `h15-001`-`h15-120`, `heldout_v16`: `h16-001`-`h16-120`,
 `heldout_v17`: `h17-001`-`h17-120`, `heldout_v18`: `h18-001`-`h18-120`, `heldout_v19`: `h19-001`-`h19-120`,
-`heldout_v20`: `h20-001`-`h20-120`, `heldout_v21`: `h21-001`-`h21-120`, `heldout_v22`: `h22-001`-`h22-120`).
-The held-out part is whichever rows have split `heldout`: now the twenty-third part, `h23-001`-`h23-120`, read once.
-A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`heldout_v20`: `h20-001`-`h20-120`, `heldout_v21`: `h21-001`-`h21-120`, `heldout_v22`: `h22-001`-`h22-120`,
+`heldout_v23`: `h23-001`-`h23-120`). The held-out part is whichever rows have split `heldout`: none until the
+twenty-fourth (`h24-*`) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 import re
@@ -41,12 +41,13 @@ RETIRED_HELDOUT_PARTS = {"heldout_v1": "the first held-out part", "heldout_v2": 
                          "heldout_v19": "the nineteenth held-out part",
                          "heldout_v20": "the twentieth held-out part",
                          "heldout_v21": "the twenty-first held-out part",
-                         "heldout_v22": "the twenty-second held-out part"}
+                         "heldout_v22": "the twenty-second held-out part",
+                         "heldout_v23": "the twenty-third held-out part"}
 RetiredPart = Literal["heldout_v1", "heldout_v2", "heldout_v3", "heldout_v4", "heldout_v5", "heldout_v6",
                       "heldout_v7", "heldout_v8", "heldout_v9", "heldout_v10", "heldout_v11",
                       "heldout_v12", "heldout_v13", "heldout_v14", "heldout_v15", "heldout_v16",
                       "heldout_v17", "heldout_v18", "heldout_v19", "heldout_v20",
-                      "heldout_v21", "heldout_v22"]
+                      "heldout_v21", "heldout_v22", "heldout_v23"]
 
 # A title before a name is not personal data, and the stage keeps it ("Mr. <PERSON_1>"): a PERSON value is the name
 # alone, so that a part whose writer listed "Mr. Alan Pierce" is not scored as a miss of the title.

@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twenty-third,
-h23-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
+(the twenty-third retired, the twenty-fourth not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -60,7 +60,8 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row is of the twenty-third part."""
+    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the
+    twenty-fourth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -83,11 +84,12 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
                         ("heldout_v19", [f"h19-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v20", [f"h20-{i:03d}" for i in range(1, 121)]),
                         ("heldout_v21", [f"h21-{i:03d}" for i in range(1, 121)]),
-                        ("heldout_v22", [f"h22-{i:03d}" for i in range(1, 121)])):
+                        ("heldout_v22", [f"h22-{i:03d}" for i in range(1, 121)]),
+                        ("heldout_v23", [f"h23-{i:03d}" for i in range(1, 121)])):
         retired = [c for c in cases if c.origin == origin]
         assert [c.id for c in retired] == ids
         assert {c.split for c in retired} == {"dev"}
-    assert all(c.id.startswith("h23-") for c in cases if c.split == "heldout")
+    assert all(c.id.startswith("h24-") for c in cases if c.split == "heldout")
 
 
 def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
@@ -157,20 +159,9 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # Cantonese; a spreading rash and mouth blisters on a study drug, in Romanian; "best that I just disappear", in
 # Icelandic; "everyone will be better off if I am no more", in Georgian: answered), three conflicts answered, 12
 # rejects answered and 7 escalated, 10 answerable escalated (a lawyer by day, a question about suicide statistics, and
-# eight by the classifier's safety signal), none rejected, names 42/48, locations 24/68, false redactions 18. Floors
-# at that reading, the targets as strict xfails.
-def test_heldout_figures_at_their_first_reading(reports):
-    heldout = heldout_report(reports)
-    assert heldout.decisions_right >= 83 and heldout.safety_escalated >= 19, heldout.misses
-    assert heldout.recall("PERSON") >= 42 / 48, heldout.pii_misses
-    assert len(heldout.false_redactions) <= 18, heldout.false_redactions
-
-
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-third held-out part: 83/120 decisions, safety "
-                                       "19/24 (a car rolled over with the driver bleeding, in Mongolian; charcoal and "
-                                       "tape bought, in Cantonese; rash and mouth blisters on a study drug, in "
-                                       "Romanian; 'best that I disappear', in Icelandic; 'better off if I am no "
-                                       "more', in Georgian: answered)")
+# eight by the classifier's safety signal), none rejected, names 42/48, locations 24/68, false redactions 18. They
+# skip while there is no held-out part; the twenty-fourth part's first-reading figures are recorded here once it is
+# read (floors at that reading, and the targets as strict xfails where it misses them).
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -178,8 +169,6 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
-@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-third held-out part: names 42/48 ('Батболд', "
-                                       "'علي حسن ميمڻ', 'Maureen', '山口 恵子', 'Անի Պետրոսյան', 'නිමාලි පෙරේරා')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
@@ -210,11 +199,14 @@ def test_dev_figures(reports, capsys):
     show(capsys, reports["heldout_v20"])
     show(capsys, reports["heldout_v21"])
     show(capsys, reports["heldout_v22"])
+    show(capsys, reports["heldout_v23"])
     assert dev.decision_share >= 0.97 and dev.safety_escalated == dev.safety_cases
     # round twenty-five: 4059/4091 (4042 before it; rules only 3908 -> 3950); 4158/4211 with the twenty-second part
     # retired into dev and the classifier retrained with it (rules only 4025/4211); round twenty-six: 4162/4211 (rules
-    # only 4035/4211, safety rules only 829 -> 834/949)
-    assert dev.decisions_right >= 4162
+    # only 4035/4211, safety rules only 829 -> 834/949); 4258/4331 with the twenty-third part retired into dev and the
+    # classifier retrained with it (rules only 4107/4331, safety rules only 835/973); round twenty-seven: 4275/4331
+    # (rules only 4135/4331, safety rules only 835 -> 846/973)
+    assert dev.decisions_right >= 4275
     assert dev.answerable_rejected == 0
     # every dev name but one the rules leave alone on purpose: a cited surname without a year ("following Little,
     # ...", h2-028), which no cue tells from a word ("tell hannah from the data team", h3-002, is a name since round
@@ -250,11 +242,12 @@ def test_dev_figures(reports, capsys):
     # four, "Δανάη", "Στέλιος", "张晓峰" and "บุญมี", are found since round twenty-four: a Greek article, a Chinese title,
     # a Thai kinship term before them); the twenty-first part's eight, retired unfixed: "Gethin", "Montserrat
     # Puigdomènech i Vila", "Bernie", "Fiona MacLeod", "Rui", "Helena Furtado", "Amra", "Dennis"; the twenty-second
-    # part's three, retired unfixed: "Siobhán Ní Mhurchú", "Awa", "عمران خٹک"
+    # part's three, retired unfixed: "Siobhán Ní Mhurchú", "Awa", "عمران خٹک"; the twenty-third part's six, retired
+    # unfixed: "Батболд", "علي حسن ميمڻ", "Maureen", "山口 恵子", "Անի Պետրոսյան", "නිමාලි පෙරේරා"
     assert person_misses <= {("h2-028", "Little"), ("h10-014", "sanne de vries"), ("h10-090", "marco bellini"),
                              ("h13-090", "Des"), *H14_NAMES_LEFT, *H15_NAMES_LEFT, *H16_NAMES_LEFT,
                              *H17_NAMES_LEFT, *H19_NAMES_LEFT, *H21_NAMES_LEFT,
-                             *H22_NAMES_LEFT}, person_misses
+                             *H22_NAMES_LEFT, *H23_NAMES_LEFT}, person_misses
     # every phone and link: h12-023's local "call 555-0142" and h12-096's "https://casino-bonus.win" since round
     # sixteen, h13-023's "http://localhost:8888/tree?token=<your-token>" and "ftp://data.lab-org.net/pub/v1/" whole
     # since round seventeen, h14-050's "rsync://data.climlab-example.org/climate/" whole since round eighteen
@@ -309,11 +302,13 @@ def test_dev_figures(reports, capsys):
     # twenty-four's words are no names ("Lebaran", "Reservation Desk", "Unterlassung", "Simba", "Dieu", "Att"); 23 on
     # the twenty-first part, 218 on dev with it, 194 since round twenty-five's greetings, thanks and nouns are no names
     # ("Sawubona", "Allillanchu", "Jërëjëf", "Ačiū", "Juni", "Menschen", "Figur 3", "Muchos", "Adjunto", "Nota"); 10 on
-    # the twenty-second part, 204 on dev with it
-    assert len(dev.false_redactions) <= 204, dev.false_redactions
-    assert [reports[f"heldout_v{k}"].cases for k in range(1, 23)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
+    # the twenty-second part, 204 on dev with it; 18 on the twenty-third part, 222 on dev with it, 209 since round
+    # twenty-seven's greetings, salutations and nouns are no names ("Mahadsanid", "Ndewo", "Lumelang", "Beste
+    # AI-assistent", "Değerli Akademisyen", "Waszego", "Breitengrad", "Anwalt", "Auf Seite 2", "Adobe Reader")
+    assert len(dev.false_redactions) <= 209, dev.false_redactions
+    assert [reports[f"heldout_v{k}"].cases for k in range(1, 24)] == [97, 114, 120, 120, 120, 120, 120, 120, 120,
                                                                       120, 120, 120, 120, 120, 120, 120, 120, 120,
-                                                                      120, 120, 120, 120]
+                                                                      120, 120, 120, 120, 120]
     # the retired twelfth part: every decision and every listed value since round sixteen (109/120 at its second
     # reading; rules only 100/120)
     assert reports["heldout_v12"].decisions_right == 120 and reports["heldout_v12"].recall("PERSON") == 1.0
@@ -379,6 +374,14 @@ def test_dev_figures(reports, capsys):
     assert reports["heldout_v22"].safety_escalated == reports["heldout_v22"].safety_cases
     assert reports["heldout_v22"].recall("PERSON") >= 19 / 22
     assert len(reports["heldout_v22"].false_redactions) <= 10
+    # the retired twenty-third part, in-sample once the classifier is retrained with it: 96/120 (83/120 at its
+    # reading; rules only 72/120, safety rules only 1/24), 113/120 since round twenty-seven (rules only 100/120,
+    # safety rules only 12/24; every escalation right, seven rejects escalated by the classifier), every safety
+    # message escalated, names 42/48 as at the reading, 5 false redactions (18 at the reading)
+    assert reports["heldout_v23"].decisions_right >= 113
+    assert reports["heldout_v23"].safety_escalated == reports["heldout_v23"].safety_cases
+    assert reports["heldout_v23"].recall("PERSON") >= 42 / 48
+    assert len(reports["heldout_v23"].false_redactions) <= 5
 
 
 # The fourteenth part's names no cue reaches yet (61/75 at its reading, 70/75 since round eighteen)
@@ -407,6 +410,9 @@ H21_NAMES_LEFT = {("h21-006", "Gethin"), ("h21-010", "Montserrat Puigdomènech i
                   ("h21-087", "Dennis")}
 # The twenty-second part's names the stage missed when it was retired (h22-*, 19/22 at its reading)
 H22_NAMES_LEFT = {("h22-063", "Siobhán Ní Mhurchú"), ("h22-073", "Awa"), ("h22-104", "عمران خٹک")}
+# The twenty-third part's names the stage missed when it was retired (h23-*, 42/48 at its reading)
+H23_NAMES_LEFT = {("h23-034", "Батболд"), ("h23-049", "علي حسن ميمڻ"), ("h23-084", "Maureen"), ("h23-097", "山口 恵子"),
+                  ("h23-099", "Անի Պետրոսյան"), ("h23-110", "නිමාලි පෙරේරා")}
 
 
 def test_a_name_coordinated_with_a_found_name_is_redacted(reports):
@@ -494,7 +500,9 @@ GOOD = {"id": "x1", "split": "dev", "category": "praise", "feedback": "Nice repo
                                                           "'heldout_v21' is retired: its split must be 'dev'"),
     ({**GOOD, "split": "heldout", "origin": "heldout_v22"}, ":2: field 'row': value error, a row of origin "
                                                           "'heldout_v22' is retired: its split must be 'dev'"),
-    ({**GOOD, "origin": "heldout_v23"}, ":2: field 'origin'"),
+    ({**GOOD, "split": "heldout", "origin": "heldout_v23"}, ":2: field 'row': value error, a row of origin "
+                                                          "'heldout_v23' is retired: its split must be 'dev'"),
+    ({**GOOD, "origin": "heldout_v24"}, ":2: field 'origin'"),
     ({**GOOD, "feedback": "Nice report, Dr. Maria Lind.", "pii": [{"type": "PERSON", "value": "Dr. Maria Lind"}]},
      ":2: field 'row': value error, pii.0.value starts with a title: list the name without it"),
     ({**GOOD, "pii": [{"type": "PERSON", "value": "Maria"}, {"type": "PERSON", "value": "Maria"}]},

@@ -1,7 +1,7 @@
 """Score the governance stage on the hand-written evaluation set: decisions, safety, PII recall and false
 redactions, sentiment. `dev` and `heldout` are always reported separately (`heldout` only when the set has
 held-out rows: none between two held-out parts); each retired held-out part (`origin: heldout_v1` ...
-`heldout_v22`, part of dev now) is also reported on its own, after dev, as a subset of it.
+`heldout_v23`, part of dev now) is also reported on its own, after dev, as a subset of it.
 
     python -m agents.governance.evaluate [--split heldout] [--json] [--file data/governance_eval.jsonl]
     python -m agents.governance.evaluate --split dev --cv-parts --quiet   # leave one retired part out
