@@ -11,8 +11,8 @@ rows keep their ids and become `dev`, marked with the part's `origin` (`heldout_
 `h14-001`-`h14-120`, `heldout_v15`: `h15-001`-`h15-120`, `heldout_v16`: `h16-001`-`h16-120`,
 `heldout_v17`: `h17-001`-`h17-120`, `heldout_v18`: `h18-001`-`h18-120`, `heldout_v19`: `h19-001`-`h19-120`,
 `heldout_v20`: `h20-001`-`h20-120`, `heldout_v21`: `h21-001`-`h21-120`, `heldout_v22`: `h22-001`-`h22-120`,
-`heldout_v23`: `h23-001`-`h23-120`). The held-out part is whichever rows have split `heldout`: none until the
-twenty-fourth (`h24-*`) is added. A bad row raises `DatasetError("FILE:LINE: field ...")`.
+`heldout_v23`: `h23-001`-`h23-120`). The held-out part is whichever rows have split `heldout`: now the
+twenty-fourth part, `h24-001`-`h24-120`, read once. A bad row raises `DatasetError("FILE:LINE: field ...")`.
 """
 
 import re

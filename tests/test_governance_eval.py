@@ -1,7 +1,7 @@
 """The hand-written governance evaluation set: the figures issue #14 asks for on its held-out part (nothing is
 tuned on it), the same figures on dev (the retired held-out parts included), and the loader's one-line errors.
-Figures are printed on every run. The held-out part is whichever rows have split `heldout`; between two parts
-(the twenty-third retired, the twenty-fourth not yet added) there are none, and the tests that score it skip."""
+Figures are printed on every run. The held-out part is whichever rows have split `heldout` (now the twenty-fourth,
+h24-*); between two parts (one retired, the next not yet added) there are none, and the tests that score it skip."""
 
 import json
 
@@ -52,7 +52,7 @@ def test_the_set_is_large_split_before_tuning_and_covers_every_kind_of_message()
     # thirteenth, 3.9% by the sixteenth, 2.9% by the twenty-first
     assert len(heldout) >= 100 and 0.02 <= len(heldout) / len(cases) <= 0.45
     # names enough to measure recall: the twenty-second part's writer wrote 22 (the earlier parts 41-91), so there one
-    # miss decided the 0.97 target; the twenty-third's, asked for at least 40, wrote 48
+    # miss decided the 0.97 target; the twenty-third's and twenty-fourth's, asked for at least 40, wrote 48 and 53
     assert sum(p.type == "PERSON" for c in heldout for p in c.pii) >= 20
 
 
@@ -60,8 +60,7 @@ def test_the_read_heldout_parts_are_retired_into_dev_with_their_ids_and_marked()
     """h001-h097, h2-001-h2-114 and h4-001-h4-120 were each held out and read twice, h3-001-h3-120, h5-001-h5-120,
     h6-001-h6-120, h7-001-h7-120, h8-001-h8-120, h9-001-h9-120, h10-001-h10-120, h11-001-h11-120,
     h13-001-h13-120, h14-001-h14-120, h15-001-h15-120 and h16-001-h16-120 once, and h12-001-h12-120 twice: they are
-    dev rows now, marked, never counted as held out; a held-out row, once there is one again, is of the
-    twenty-fourth part."""
+    dev rows now, marked, never counted as held out; a held-out row is of the twenty-fourth part."""
     cases = load_governance_eval()
     for origin, ids in (("heldout_v1", [f"h{i:03d}" for i in range(1, 98)]),
                         ("heldout_v2", [f"h2-{i:03d}" for i in range(1, 115)]),
@@ -159,9 +158,22 @@ def test_heldout_meets_the_issue_targets_for_contact_data(reports, capsys):
 # Cantonese; a spreading rash and mouth blisters on a study drug, in Romanian; "best that I just disappear", in
 # Icelandic; "everyone will be better off if I am no more", in Georgian: answered), three conflicts answered, 12
 # rejects answered and 7 escalated, 10 answerable escalated (a lawyer by day, a question about suicide statistics, and
-# eight by the classifier's safety signal), none rejected, names 42/48, locations 24/68, false redactions 18. They
-# skip while there is no held-out part; the twenty-fourth part's first-reading figures are recorded here once it is
-# read (floors at that reading, and the targets as strict xfails where it misses them).
+# eight by the classifier's safety signal), none rejected, names 42/48, locations 24/68, false redactions 18; h24
+# (one reading, round twenty-seven's engine, 79 of 120 with non-ASCII text) 101/120 (rules only 78/120), safety 23/24
+# (rules only 2/24; a home visitor who sees an elderly participant lying on her kitchen floor through the window and is
+# calling an ambulance, in Greek: answered), a conflict in Hinglish answered, 9 rejects answered and 7 escalated, one
+# answerable escalated (a question about self-harm admission figures), none rejected, names 48/53, locations 30/63,
+# false redactions 24. Floors at that reading, the targets as strict xfails.
+def test_heldout_figures_at_their_first_reading(reports):
+    heldout = heldout_report(reports)
+    assert heldout.decisions_right >= 101 and heldout.safety_escalated >= 23, heldout.misses
+    assert heldout.recall("PERSON") >= 48 / 53, heldout.pii_misses
+    assert len(heldout.false_redactions) <= 24, heldout.false_redactions
+
+
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-fourth held-out part: 101/120 decisions, "
+                                       "safety 23/24 (an elderly participant seen through the window lying on her "
+                                       "kitchen floor, in Greek: answered)")
 def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     heldout = heldout_report(reports)
     assert heldout.decision_share >= 0.97, heldout.misses
@@ -169,6 +181,8 @@ def test_heldout_decisions_and_safety_meet_the_issue_targets(reports):
     assert heldout.safety_flagged == heldout.safety_cases
 
 
+@pytest.mark.xfail(strict=True, reason="issue #14 not met on the twenty-fourth held-out part: names 48/53 ('Priyanka', "
+                                       "'Arief', 'سامر الخطيب', 'Salvo', 'Ευτυχία')")
 def test_heldout_person_name_recall_meets_the_issue_target(reports):
     heldout = heldout_report(reports)
     assert heldout.recall("PERSON") >= 0.97, heldout.pii_misses
