@@ -212,6 +212,18 @@ def test_email_ends_are_exact_in_brackets_and_before_punctuation():
     assert result.redacted_text == "Write to <<EMAIL_1>>, or (<EMAIL_2>)."
 
 
+@pytest.mark.parametrize(("message", "redacted"), [
+    # the twenty-fourth part's reading (h24-038): CJK punctuation has no space after it, and "。" after an email was
+    # widened into a URL finding of its own ("<EMAIL_1><URL_1>")
+    ("转发到 backup-lab@protonmail.com。", "转发到 <EMAIL_1>。"),
+    ("資料は https://data.example.org/v2。よろしく", "資料は <URL_1>。よろしく"),
+    ("邮箱 li.wei@example.cn，谢谢", "邮箱 <EMAIL_1>，谢谢"),
+    ("请看（https://example.org/report）", "请看（<URL_1>）"),
+])
+def test_email_and_url_ends_are_exact_before_cjk_punctuation(message, redacted):
+    assert govern(message).redacted_text == redacted
+
+
 @pytest.mark.parametrize(("phone", "card"), [
     ("+49 30 901820", "4111-1111-1111-1111"),
     ("+81 3-3224-9999", "5105105105105100"),

@@ -89,6 +89,10 @@ NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "das", "dos", "di", "d
                   "des", "binti", "binte", "ap", "ab", "ferch", "verch"}  # "i": Catalan "Jordi Puig i Serra" (tenth
 # round); "ap", "ab", "ferch": Welsh "Gwenllian ap Rhys" (twentieth round)
 URL_END = set("<>\"'`()[]{}")
+# ... and a URL never runs past these: the full-width and ideographic punctuation of CJK text, which has no space
+# after it ("...@protonmail.com。" had its "。" widened into a URL finding of its own, h24-038's `<EMAIL_1><URL_1>`;
+# Presidio's pattern takes "https://example.org/v2。よろしく" whole).
+CJK_PUNCTUATION = regex.compile(r"[。、，．；：！？「」『』（）【】]")
 # One word of a name (as in `pii.name_cues.name`): capitalised, any script's letters and marks, O'Connor,
 # Dell'Acqua (an elided particle of up to four letters, fifteenth round), Owusu-Ansah. A citation year: "(1979)",
 # "(2013a)", ", 2013)".
@@ -530,7 +534,8 @@ def without_address_fragments(findings: list[RecognizerResult]) -> list[Recogniz
 
 def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
     """A URL finding widened to its whole token and without trailing punctuation. Presidio's URL pattern stops
-    at the first top-level domain its list matches (".sh" of ".shop") and keeps a sentence's full stop."""
+    at the first top-level domain its list matches (".sh" of ".shop") and keeps a sentence's full stop, and runs on
+    through CJK text after it."""
     if finding.entity_type != "URL":
         return finding
     end = finding.end
@@ -542,6 +547,9 @@ def exact_url(text: str, finding: RecognizerResult) -> RecognizerResult:
             end = slot.end()
             continue
         end += 1
+    cut = CJK_PUNCTUATION.search(text, finding.start, end)
+    if cut is not None and cut.start() > finding.start:
+        end = cut.start()
     while end > finding.start + 1 and text[end - 1] in URL_TRAILING:
         end -= 1
     if end == finding.end:
