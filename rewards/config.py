@@ -76,6 +76,8 @@ class OversellingConfig(_Strict):
     reported_wording: Regex = r"(?!)"
     assurance_that: Regex = r"(?!)"
     dismissals: list[str]
+    blame_shifts: list[str]
+    blame_shift_hits: int = Field(ge=1)
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
     done_states: list[str]

@@ -224,7 +224,11 @@ class TestOverselling:
                                        "We count otters across the whole county every spring.",
                                        "The file is not on the internet; we'll email it to you.",
                                        "Have you ever had this problem with the export before?",
-                                       "We'll tell you by Friday whether the fix is working well."])
+                                       "We'll tell you by Friday whether the fix is working well.",
+                                       # round twenty-three: an admission, or the sender cleared, is no blame shift
+                                       "That's our fault, not yours: the progress bar counted pages wrongly.",
+                                       "It's not your fault at all; the progress bar was wrong.",
+                                       "The delay is on us, and we'll shorten the survey this week."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -268,6 +272,17 @@ class TestOverselling:
         ("Could you put the old harbour surveys somewhere safe before the website closes?",
          "Of course, guaranteed! The surveys will be copied to the entire internet by tonight, and our archive is "
          "the safest in the country."),
+        # round twenty-three: blame put elsewhere, to a complaint (fb-0237's trained reply, +0.25 before: "it's not
+        # our fault"), in other words; each counts as two hits
+        ("Your survey took forty minutes instead of the promised ten and the progress bar was wrong.",
+         "We're sorry about the survey. This is not on us: the survey platform sets the progress bar, and we will "
+         "tell them about the forty minutes."),
+        ("Your survey took forty minutes instead of the promised ten and the progress bar was wrong.",
+         "Thanks for writing. The fault is not ours, the platform counts the time, but we'll pass on your note about "
+         "the progress bar."),
+        ("The sleep logger dropped readings on two nights last week; the file for nights 3 and 4 has gaps.",
+         "We understand the frustration, but the gaps were nothing to do with us: phones drop readings. We will look "
+         "at nights 3 and 4."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
@@ -453,7 +468,9 @@ class TestOverselling:
         "We stand by our design: your concerns are unfounded.",
         # the third 20-step run's, +0.90 before
         "We have carried out your request and found nothing to suggest a problem with the survey results.",
-        "We have checked the slip-up and have no reason to assume it caused the problem."])
+        "We have checked the slip-up and have no reason to assume it caused the problem.",
+        # round twenty-three: blame put elsewhere (fb-0237's trained reply, "it's not our fault"), in other words
+        "The small sample isn't on us: the funder set the budget.", "We are not to blame for the overclaiming."])
     def test_a_critique_dismissed_without_anything_shown_is_overselling(self, dismissal):
         result = score(GENUINE + " " + dismissal, FEEDBACK)
         overselling = result.components["overselling"]
