@@ -200,6 +200,10 @@ class RoleConfig(_Strict):
     coverage_context: Regex
     unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
+    apology: Regex
+    thanked_apology: Regex
+    courtesy_apology: Regex
+    problem_cues: Regex
     thanked_act_max_terms: int = Field(ge=0)
     topic_only_min_terms: int = Field(ge=1)
     grave_news: Regex

@@ -276,6 +276,8 @@ class RewardScorer:
     def _analyze_feedback(self, feedback: str, read: FeedbackTerms) -> FeedbackAnalysis:
         cfg = self.config
         sentiment = self._sentiment.label(feedback)
+        praise = bool(self._praise.search(feedback.lower()))  # a word of praise ("impressive", "thanks", "great")
+        positive = sentiment.label == "positive"
         words = _words(feedback)
         ack = cfg.acknowledgment
         # The feedback's specific points: its nouns, names, numbers and adjectives, nouns first, in order.
@@ -302,8 +304,8 @@ class RewardScorer:
             qualifiers.setdefault(stem(head, ack.stem_chars), set()).add(stem(participle, ack.stem_chars))
         return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
-                                self._role.sender_facts(feedback, words, read),
-                                sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
+                                self._role.sender_facts(feedback, words, read, positive and praise),
+                                positive or praise,
                                 frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")),
                                 frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
                                 - {ABSOLUTE_STATISTIC},

@@ -108,6 +108,8 @@ class SenderFacts:
     safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
     asks: bool = False  # the feedback asks for something (a question, "please", "could you")
     covers: bool = False  # the sender tells of covering the team's work (a page, an article, a feature)
+    apologises: bool = False  # the feedback apologises ("sorry", "my apologies")
+    praise_only: bool = False  # the feedback is positive and raises nothing: no problem word, no "but", no question
 
 
 class RoleCheck:
@@ -140,6 +142,10 @@ class RoleCheck:
         self._passed_on = frozenset(cfg.thanks_passed_on)
         self._coverage_acts = frozenset(cfg.thanks_coverage)
         self._coverage = re.compile(cfg.coverage_context)
+        self._apology = re.compile(cfg.apology)
+        self._thanked_apology = re.compile(cfg.thanked_apology)
+        self._courtesy = re.compile(cfg.courtesy_apology)
+        self._problem_cues = re.compile(cfg.problem_cues)
         self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
@@ -166,7 +172,9 @@ class RoleCheck:
         self._closing_rest = re.compile(cfg.sign_off_rest)
         self._block_lines = cfg.signature_block_lines
 
-    def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
+    def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms, praising: bool) -> SenderFacts:
+        """`praising`: the feedback's sentiment label (`common.sentiment`, governance's) is positive and it has a word
+        of praise (tone's `praise_words`)."""
         mine = {stem(n, self.stem_chars) for n in terms.mine}
         team = frozenset(stem(n, self.stem_chars) for n in terms.yours) - mine
         tail = PLACEHOLDER.findall(feedback[-80:])
@@ -181,7 +189,8 @@ class RoleCheck:
                            bool(self._collective.search(lower)), bool(self._grave.search(lower)),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
                            frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(lower),
-                           bool(self._asks.search(lower)), bool(self._coverage.search(lower)))
+                           bool(self._asks.search(lower)), bool(self._coverage.search(lower)),
+                           bool(self._apology.search(lower)), praising and not self._problem_cues.search(lower))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -239,6 +248,12 @@ class RoleCheck:
         if thanked := self._thanked_for_elsewhere(lower, facts):
             return False, (f"Thanks the sender for {thanked!r}, which the feedback does not mention: thanks for "
                            "something the sender never did, a reply to another message.")
+        if thanked := self._thanked_apology_elsewhere(lower, facts):
+            return False, (f"Thanks the sender for {thanked!r}, but the feedback apologises for nothing: thanks for "
+                           "something the sender never did, a reply to another message.")
+        if apology := self._apology_unasked(lower, facts):
+            return False, (f"Apologises ({apology!r}) to a message that only praises and raises no problem: a reply "
+                           "to another message.")
         if taken_up:
             acts = self._acts_elsewhere(lower, facts)
             # the feedback's terms it takes up besides naming the team's own things and the acts it thanks for
@@ -473,6 +488,27 @@ class RoleCheck:
                     absent += objects
                     found = found or part.strip()
         return found if len(set(absent)) >= self.cfg.thanked_absent_words else ""
+
+    def _thanked_apology_elsewhere(self, lower: str, facts: SenderFacts) -> str:
+        """Thanks for an apology ("for apologising for the vague point", "for your apology") to a feedback that
+        apologises for nothing."""
+        if facts.apologises or "for" not in lower:
+            return ""
+        for m in self._thanks_for.finditer(lower):
+            if self._thanked_apology.match(m.group(1)):
+                return m.group(1).strip()
+        return ""
+
+    def _apology_unasked(self, lower: str, facts: SenderFacts) -> str:
+        """An apology, not for the reply's own delay or length (`courtesy_apology`), to a feedback that only
+        praises: what the rest of its sentence says ("sorry it didn't work as expected")."""
+        if not facts.praise_only:
+            return ""
+        for m in self._apology.finditer(lower):
+            rest = SENTENCE_STOP.split(lower[m.start():], maxsplit=1)[0]
+            if not self._courtesy.search(rest):
+                return rest.strip()[:60]
+        return ""
 
     def _acts_elsewhere(self, lower: str, facts: SenderFacts) -> list[str]:
         """What the reply thanks the sender for, when it is an act the feedback does not do (its head is none of the

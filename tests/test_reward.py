@@ -1454,6 +1454,14 @@ class TestRole:
     # "your work", -0.50 and -0.53 before): the sender's own work called "your" is right; the team's is not
     THESIS = ("I'm writing my thesis on river flooding and will cite your work. Could you send the gauge data for "
               "2019? Your study only shows the yearly totals.")
+    # round twenty-three (a training run's replies, docs/training.md 2026-12-07 night): an apology for a problem nobody
+    # raised, to praise only (fb-0163, fb-0177: +0.90, +0.81), or thanks for an apology never made (fb-0162, +0.67)
+    PRAISED = ("Great work on the replication package for the accountability preprint! It ran first time and "
+               "reproduced every table.")
+    MIXED = ("Great work on the replication package for the accountability preprint! It ran first time, but table 4 "
+             "came out with different totals.")
+    SORRY_TOO = ("Sorry to bother you, but I wanted to say the replication package for the accountability preprint "
+                 "ran first time. Great work.")
 
     @pytest.mark.parametrize(("feedback", "reply", "in_role"), [
         (CAUSAL, "Your paper says far more than a survey like that can show, and I think the title is wrong.", False),
@@ -1468,6 +1476,25 @@ class TestRole:
                  "write to you by Friday.", True),
         (THESIS, "We wish you the best with your dissertation study. We'll check whether the daily 2019 gauge data "
                  "can be shared and write to you by Friday.", True),
+        (PRAISED, "Thank you for the kind words. We apologise for the discrepancy with the replication report and "
+                  "will send you a correction for the accountability preprint.", False),
+        (PRAISED, "Thanks for writing. We are sorry the replication package did not work as expected, and we will "
+                  "fix the tables in the accountability preprint.", False),
+        (PRAISED, "Thank you! We regret the errors in the tables and will correct the replication package for the "
+                  "accountability preprint this month.", False),
+        (PRAISED, "Thank you, and sorry for the slow reply! It's good news that the replication package worked on "
+                  "your machine without changes; we'll use the same structure for the next preprint's code.", True),
+        (PRAISED, "Sorry it took us so long to say thanks. It's good to hear the replication package ran first time "
+                  "and reproduced every table; we'll use the same set-up for the next preprint.", True),
+        (MIXED, "Thank you, and sorry about table 4: its totals should match the preprint. We'll check the "
+                "replication package's totals for table 4 and write to you this week.", True),
+        (PRAISED, "Thank you for apologising for the missing table; we're glad the replication package ran first "
+                  "time, and we'll keep it online with the accountability preprint.", False),
+        (PRAISED, "Thanks for your apology about the late review. The replication package will stay online with the "
+                  "accountability preprint, and we'll use the same layout next time.", False),
+        (SORRY_TOO, "Thank you for apologising, though there's no need at all! It's good news that the replication "
+                    "package worked on your machine without changes, and we'll keep it online with the preprint.",
+         True),
     ])
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self, feedback, reply, in_role):
         result = score(reply, feedback)
