@@ -168,6 +168,8 @@ class RoleConfig(_Strict):
     opening_words: int = Field(ge=1)
     sender_phrases: list[str]
     salutation_words: list[str]
+    named_person: Regex
+    not_person_names: list[str]
     work_nouns: list[str]
     own_work: Regex
     sign_offs: list[str]

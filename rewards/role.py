@@ -127,6 +127,8 @@ class RoleCheck:
         self._sender = re.compile("|".join(f"(?:{p})" for p in cfg.sender_phrases))
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
+        self._named_person = re.compile(cfg.named_person)
+        self._not_person = frozenset(cfg.not_person_names) | frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
         self._own_work = re.compile(cfg.own_work)
         self._open_end = re.compile(cfg.open_end)
@@ -233,6 +235,7 @@ class RoleCheck:
             return False, f"Introduces itself as {m.group(1)}, a name from the feedback: the reply is from the team."
         names = [name for name, after in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
                  if name.lower() not in self._salutation_words and after.lower() not in self._salutation_words]
+        names = names or self._named_inside(reply, facts)
         if names:
             return False, (f"Invents a name ({names[0]!r}): the feedback is redacted, so address the sender by its "
                            "placeholder or not at all, and do not make up who you are.")
@@ -419,6 +422,23 @@ class RoleCheck:
             if w in self._not_role or CONTRACTION.sub("", w) in self._not_role:
                 return False
         return True
+
+    def _named_inside(self, reply: str, facts: SenderFacts) -> list[str]:
+        """Given names inside a sentence, after a word that puts a person there ("to Dave", "ask Priya"), that are
+        none of the feedback's words, nor written in lower case, nor a day, a month, a language or a service."""
+        names: list[str] = []
+        lower_case: frozenset[str] | None = None
+        for m in self._named_person.finditer(reply):
+            name = m.group(1)
+            low = name.lower()
+            if (low in self._not_person or low in self._not_name or low in facts.lower_case or NOT_A_NAME.search(name)
+                    or stem(low, self.stem_chars) in facts.stems):
+                continue
+            lower_case = lower_case if lower_case is not None else frozenset(LOWER_CASE_WORD.findall(reply))
+            if low in lower_case:  # "the Report ... the report": a word, not a name
+                continue
+            names.append(name)
+        return names
 
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""

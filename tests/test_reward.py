@@ -1001,6 +1001,14 @@ class TestRole:
         # round twenty-two: an invitation to everyone, a results event (h21-29's, +0.56 before), in other words
         ("Thank you for following the report! Readers have sent 200 comments so far, and we'll be inviting everyone "
          "to a results evening in May with talks from the team.", "a results evening nobody asked about"),
+        # round twenty-three: a person named inside a sentence, whom the redacted feedback never names (fb-0118's
+        # trained reply, "your request for the transparent report to Dave", +0.44 before), in other words
+        ("Thanks, we'll pass your note on the refused requests to Dave, who writes the report, and add the count this "
+         "month.", "a name the team passes the note to"),
+        ("Thank you. We've asked Priya about the consent wording; we'll add the refused requests to the report this "
+         "month.", "a name the team asked"),
+        ("Thanks for writing. We will forward it to Marta today and add the count of refused requests this month.",
+         "a name the reply forwards to"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -1040,6 +1048,14 @@ class TestRole:
         ("Thank you for covering the otters. We'll check the 2015 and latest counts with the survey lead and tell "
          "you by Thursday whether 'doubled' is fair.", "I'm writing an article about your river otter survey for "
          "the county newspaper. Is it right that numbers doubled since 2015?"),
+        # round twenty-three: a service, a language or a name the feedback has, where a person might stand
+        ("Thanks, you're right: we'll add the count of refused requests and send the updated report to Zenodo by "
+         "Friday, with a note on the consent wording.", REPORT_FEEDBACK),
+        ("Thank you. Please write to us in English or Welsh, and we'll add the refused requests and the consent "
+         "wording changes to the report this month.", REPORT_FEEDBACK),
+        ("Thanks, you're right. We'll talk to Okafor's team on Monday about the refused requests and add the count "
+         "to the report this month.", "Dr Okafor said the transparency report never says how many data requests "
+         "were refused. Can you add the count?"),
     ])
     def test_a_group_or_a_request_the_feedback_names_is_in_role(self, reply, feedback):
         result = score(reply, feedback)
