@@ -76,6 +76,8 @@ class OversellingConfig(_Strict):
     reported_wording: Regex = r"(?!)"
     assurance_that: Regex = r"(?!)"
     dismissals: list[str]
+    blame_shifts: list[str]
+    blame_shift_hits: int = Field(ge=1)
     penalty_per_hit: float = Field(ge=0)
     done_work_verbs: list[str]
     done_states: list[str]
@@ -166,6 +168,8 @@ class RoleConfig(_Strict):
     opening_words: int = Field(ge=1)
     sender_phrases: list[str]
     salutation_words: list[str]
+    named_person: Regex
+    not_person_names: list[str]
     work_nouns: list[str]
     own_work: Regex
     sign_offs: list[str]
@@ -198,6 +202,10 @@ class RoleConfig(_Strict):
     coverage_context: Regex
     unasked_explanation: list[str] = Field(default_factory=list)
     thanked_absent_words: int = Field(ge=1)
+    apology: Regex
+    thanked_apology: Regex
+    courtesy_apology: Regex
+    problem_cues: Regex
     thanked_act_max_terms: int = Field(ge=0)
     topic_only_min_terms: int = Field(ge=1)
     grave_news: Regex

@@ -15,7 +15,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from common.sentiment import SentimentLabeller, default_labeller
@@ -145,6 +145,7 @@ class RewardScorer:
         self._verdict = _lexicon(config.overselling.settled_verdicts, whole_words=True)
         self._settled_colon = re.compile(config.overselling.settled_colon)
         self._dismissal = _lexicon(config.overselling.dismissals, whole_words=True)
+        self._blame = _lexicon(config.overselling.blame_shifts, whole_words=True)
         self._citation = _lexicon(config.overselling.citation_markers)
         self._claim = _lexicon(config.overselling.claim_words)
         self._reference = re.compile(config.overselling.reference_numbers)
@@ -275,6 +276,8 @@ class RewardScorer:
     def _analyze_feedback(self, feedback: str, read: FeedbackTerms) -> FeedbackAnalysis:
         cfg = self.config
         sentiment = self._sentiment.label(feedback)
+        praise = bool(self._praise.search(feedback.lower()))  # a word of praise ("impressive", "thanks", "great")
+        positive = sentiment.label == "positive"
         words = _words(feedback)
         ack = cfg.acknowledgment
         # The feedback's specific points: its nouns, names, numbers and adjectives, nouns first, in order.
@@ -301,8 +304,8 @@ class RewardScorer:
             qualifiers.setdefault(stem(head, ack.stem_chars), set()).add(stem(participle, ack.stem_chars))
         return FeedbackAnalysis(sentiment.label, sentiment.compound, tuple(stem for stem, _ in ranked),
                                 tuple(word for _, (_, word) in ranked), frozenset(_ngrams(words, ack.echo_ngram)),
-                                self._role.sender_facts(feedback, words, read),
-                                sentiment.label == "positive" or bool(self._praise.search(feedback.lower())),
+                                self._role.sender_facts(feedback, words, read, positive and praise),
+                                positive or praise,
                                 frozenset(word[:3] for word, tag in read.words if tag in ("VBD", "VBN")),
                                 frozenset(_statistic(m.group()) for m in STATISTIC.finditer(feedback.lower()))
                                 - {ABSOLUTE_STATISTIC},
@@ -434,6 +437,9 @@ class RewardScorer:
         raised. The same words in a sentence about research in general ("every study has limitations") are
         boilerplate, as are promises to "take it into account": they cost, they do not earn."""
         cfg = self.config.integrity
+        if self._blame.search(lower):  # "it's not our fault" is no admission of "our fault"
+            lower = self._blame.sub(" ", lower)
+            own = [replace(s, text=self._blame.sub(" ", s.text)) for s in own]
         hits = self._integrity.findall(lower)
         specific: set[str] = set()
         previous: tuple[str, ...] = ()
@@ -522,6 +528,8 @@ class RewardScorer:
         # "Confirmed: F42 omitted the final council", "we checked: both basses signed"
         claimed += [m.group().strip(" .!?,") for m in self._settled_colon.finditer(lower)]
         dismissed = self._dismissal.findall(lower)
+        shifted = self._blame.findall(lower)  # "it's not our fault": counted `blame_shift_hits` times
+        dismissed += shifted
         uncited = []
         for m in STATISTIC.finditer(lower) if DIGIT.search(lower) else ():
             if _statistic(m.group()) in quoted:
@@ -530,7 +538,8 @@ class RewardScorer:
             window = lower[max(0, m.start() - cfg.citation_window_chars) : m.end() + cfg.citation_window_chars]
             if self._claim.search(near) and not self._citation.search(window):
                 uncited.append(m.group())
-        score = _clamp(1.0 - cfg.penalty_per_hit * (len(hype) + len(claimed) + len(dismissed))
+        hits = len(hype) + len(claimed) + len(dismissed) + (cfg.blame_shift_hits - 1) * len(shifted)
+        score = _clamp(1.0 - cfg.penalty_per_hit * hits
                        - cfg.uncited_stat_penalty * len(uncited) - cfg.done_work_penalty * len(done_work))
         problems = []
         if hype:

@@ -108,6 +108,8 @@ class SenderFacts:
     safety_question: str = ""  # the feedback's question whether something is safe for the sender, if it asks one
     asks: bool = False  # the feedback asks for something (a question, "please", "could you")
     covers: bool = False  # the sender tells of covering the team's work (a page, an article, a feature)
+    apologises: bool = False  # the feedback apologises ("sorry", "my apologies")
+    praise_only: bool = False  # the feedback is positive and raises nothing: no problem word, no "but", no question
 
 
 class RoleCheck:
@@ -125,6 +127,8 @@ class RoleCheck:
         self._sender = re.compile("|".join(f"(?:{p})" for p in cfg.sender_phrases))
         self._greeting = re.compile(r"^\W*(?:" + "|".join(re.escape(s) for s in cfg.greetings) + r")\b")
         self._salutation_words = frozenset(cfg.salutation_words)
+        self._named_person = re.compile(cfg.named_person)
+        self._not_person = frozenset(cfg.not_person_names) | frozenset(cfg.salutation_words)
         self._work_nouns = frozenset(cfg.work_nouns)
         self._own_work = re.compile(cfg.own_work)
         self._open_end = re.compile(cfg.open_end)
@@ -140,6 +144,10 @@ class RoleCheck:
         self._passed_on = frozenset(cfg.thanks_passed_on)
         self._coverage_acts = frozenset(cfg.thanks_coverage)
         self._coverage = re.compile(cfg.coverage_context)
+        self._apology = re.compile(cfg.apology)
+        self._thanked_apology = re.compile(cfg.thanked_apology)
+        self._courtesy = re.compile(cfg.courtesy_apology)
+        self._problem_cues = re.compile(cfg.problem_cues)
         self._unasked = re.compile("|".join(f"(?:{p})" for p in cfg.unasked_explanation) or r"(?!)")
         self._grave = re.compile(cfg.grave_news)
         self._cheer = re.compile(cfg.cheer)
@@ -166,7 +174,9 @@ class RoleCheck:
         self._closing_rest = re.compile(cfg.sign_off_rest)
         self._block_lines = cfg.signature_block_lines
 
-    def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms) -> SenderFacts:
+    def sender_facts(self, feedback: str, words: list[str], terms: FeedbackTerms, praising: bool) -> SenderFacts:
+        """`praising`: the feedback's sentiment label (`common.sentiment`, governance's) is positive and it has a word
+        of praise (tone's `praise_words`)."""
         mine = {stem(n, self.stem_chars) for n in terms.mine}
         team = frozenset(stem(n, self.stem_chars) for n in terms.yours) - mine
         tail = PLACEHOLDER.findall(feedback[-80:])
@@ -181,7 +191,8 @@ class RoleCheck:
                            bool(self._collective.search(lower)), bool(self._grave.search(lower)),
                            frozenset(w for w in words if len(w) >= self.cfg.compound_min_chars),
                            frozenset(LOWER_CASE_WORD.findall(feedback)), self._asks_about_safety(lower),
-                           bool(self._asks.search(lower)), bool(self._coverage.search(lower)))
+                           bool(self._asks.search(lower)), bool(self._coverage.search(lower)),
+                           bool(self._apology.search(lower)), praising and not self._problem_cues.search(lower))
 
     def check(self, reply: str, facts: SenderFacts, yours: frozenset[str] = frozenset(),
               takes_up_points: bool = True, covers_points: bool = True, taken_up: frozenset[str] | None = None,
@@ -224,6 +235,7 @@ class RoleCheck:
             return False, f"Introduces itself as {m.group(1)}, a name from the feedback: the reply is from the team."
         names = [name for name, after in (*GREETED_NAME.findall(reply), *SELF_NAME.findall(reply))
                  if name.lower() not in self._salutation_words and after.lower() not in self._salutation_words]
+        names = names or self._named_inside(reply, facts)
         if names:
             return False, (f"Invents a name ({names[0]!r}): the feedback is redacted, so address the sender by its "
                            "placeholder or not at all, and do not make up who you are.")
@@ -239,6 +251,12 @@ class RoleCheck:
         if thanked := self._thanked_for_elsewhere(lower, facts):
             return False, (f"Thanks the sender for {thanked!r}, which the feedback does not mention: thanks for "
                            "something the sender never did, a reply to another message.")
+        if thanked := self._thanked_apology_elsewhere(lower, facts):
+            return False, (f"Thanks the sender for {thanked!r}, but the feedback apologises for nothing: thanks for "
+                           "something the sender never did, a reply to another message.")
+        if apology := self._apology_unasked(lower, facts):
+            return False, (f"Apologises ({apology!r}) to a message that only praises and raises no problem: a reply "
+                           "to another message.")
         if taken_up:
             acts = self._acts_elsewhere(lower, facts)
             # the feedback's terms it takes up besides naming the team's own things and the acts it thanks for
@@ -405,6 +423,23 @@ class RoleCheck:
                 return False
         return True
 
+    def _named_inside(self, reply: str, facts: SenderFacts) -> list[str]:
+        """Given names inside a sentence, after a word that puts a person there ("to Dave", "ask Priya"), that are
+        none of the feedback's words, nor written in lower case, nor a day, a month, a language or a service."""
+        names: list[str] = []
+        lower_case: frozenset[str] | None = None
+        for m in self._named_person.finditer(reply):
+            name = m.group(1)
+            low = name.lower()
+            if (low in self._not_person or low in self._not_name or low in facts.lower_case or NOT_A_NAME.search(name)
+                    or stem(low, self.stem_chars) in facts.stems):
+                continue
+            lower_case = lower_case if lower_case is not None else frozenset(LOWER_CASE_WORD.findall(reply))
+            if low in lower_case:  # "the Report ... the report": a word, not a name
+                continue
+            names.append(name)
+        return names
+
     def _greets_a_group(self, lower: str, facts: SenderFacts) -> str:
         """The greeting of the reply's first line, if it is to a group other than the sender ("dear parents")."""
         m = self._group_greeting.match(lower)
@@ -473,6 +508,27 @@ class RoleCheck:
                     absent += objects
                     found = found or part.strip()
         return found if len(set(absent)) >= self.cfg.thanked_absent_words else ""
+
+    def _thanked_apology_elsewhere(self, lower: str, facts: SenderFacts) -> str:
+        """Thanks for an apology ("for apologising for the vague point", "for your apology") to a feedback that
+        apologises for nothing."""
+        if facts.apologises or "for" not in lower:
+            return ""
+        for m in self._thanks_for.finditer(lower):
+            if self._thanked_apology.match(m.group(1)):
+                return m.group(1).strip()
+        return ""
+
+    def _apology_unasked(self, lower: str, facts: SenderFacts) -> str:
+        """An apology, not for the reply's own delay or length (`courtesy_apology`), to a feedback that only
+        praises: what the rest of its sentence says ("sorry it didn't work as expected")."""
+        if not facts.praise_only:
+            return ""
+        for m in self._apology.finditer(lower):
+            rest = SENTENCE_STOP.split(lower[m.start():], maxsplit=1)[0]
+            if not self._courtesy.search(rest):
+                return rest.strip()[:60]
+        return ""
 
     def _acts_elsewhere(self, lower: str, facts: SenderFacts) -> list[str]:
         """What the reply thanks the sender for, when it is an act the feedback does not do (its head is none of the

@@ -224,7 +224,11 @@ class TestOverselling:
                                        "We count otters across the whole county every spring.",
                                        "The file is not on the internet; we'll email it to you.",
                                        "Have you ever had this problem with the export before?",
-                                       "We'll tell you by Friday whether the fix is working well."])
+                                       "We'll tell you by Friday whether the fix is working well.",
+                                       # round twenty-three: an admission, or the sender cleared, is no blame shift
+                                       "That's our fault, not yours: the progress bar counted pages wrongly.",
+                                       "It's not your fault at all; the progress bar was wrong.",
+                                       "The delay is on us, and we'll shorten the survey this week."])
     def test_ordinary_words_and_own_figures_are_not_hype(self, plain):
         assert comp(plain)["overselling"] == 1.0
 
@@ -268,6 +272,17 @@ class TestOverselling:
         ("Could you put the old harbour surveys somewhere safe before the website closes?",
          "Of course, guaranteed! The surveys will be copied to the entire internet by tonight, and our archive is "
          "the safest in the country."),
+        # round twenty-three: blame put elsewhere, to a complaint (fb-0237's trained reply, +0.25 before: "it's not
+        # our fault"), in other words; each counts as two hits
+        ("Your survey took forty minutes instead of the promised ten and the progress bar was wrong.",
+         "We're sorry about the survey. This is not on us: the survey platform sets the progress bar, and we will "
+         "tell them about the forty minutes."),
+        ("Your survey took forty minutes instead of the promised ten and the progress bar was wrong.",
+         "Thanks for writing. The fault is not ours, the platform counts the time, but we'll pass on your note about "
+         "the progress bar."),
+        ("The sleep logger dropped readings on two nights last week; the file for nights 3 and 4 has gaps.",
+         "We understand the frustration, but the gaps were nothing to do with us: phones drop readings. We will look "
+         "at nights 3 and 4."),
     ])
     def test_a_reply_with_several_hype_families_is_below_zero(self, feedback, oversold):
         assert score(oversold, feedback).total < 0
@@ -453,7 +468,9 @@ class TestOverselling:
         "We stand by our design: your concerns are unfounded.",
         # the third 20-step run's, +0.90 before
         "We have carried out your request and found nothing to suggest a problem with the survey results.",
-        "We have checked the slip-up and have no reason to assume it caused the problem."])
+        "We have checked the slip-up and have no reason to assume it caused the problem.",
+        # round twenty-three: blame put elsewhere (fb-0237's trained reply, "it's not our fault"), in other words
+        "The small sample isn't on us: the funder set the budget.", "We are not to blame for the overclaiming."])
     def test_a_critique_dismissed_without_anything_shown_is_overselling(self, dismissal):
         result = score(GENUINE + " " + dismissal, FEEDBACK)
         overselling = result.components["overselling"]
@@ -984,6 +1001,14 @@ class TestRole:
         # round twenty-two: an invitation to everyone, a results event (h21-29's, +0.56 before), in other words
         ("Thank you for following the report! Readers have sent 200 comments so far, and we'll be inviting everyone "
          "to a results evening in May with talks from the team.", "a results evening nobody asked about"),
+        # round twenty-three: a person named inside a sentence, whom the redacted feedback never names (fb-0118's
+        # trained reply, "your request for the transparent report to Dave", +0.44 before), in other words
+        ("Thanks, we'll pass your note on the refused requests to Dave, who writes the report, and add the count this "
+         "month.", "a name the team passes the note to"),
+        ("Thank you. We've asked Priya about the consent wording; we'll add the refused requests to the report this "
+         "month.", "a name the team asked"),
+        ("Thanks for writing. We will forward it to Marta today and add the count of refused requests this month.",
+         "a name the reply forwards to"),
     ])
     def test_wrong_role_or_template_fails(self, reply, why):
         result = score(reply, REPORT_FEEDBACK)
@@ -1023,6 +1048,14 @@ class TestRole:
         ("Thank you for covering the otters. We'll check the 2015 and latest counts with the survey lead and tell "
          "you by Thursday whether 'doubled' is fair.", "I'm writing an article about your river otter survey for "
          "the county newspaper. Is it right that numbers doubled since 2015?"),
+        # round twenty-three: a service, a language or a name the feedback has, where a person might stand
+        ("Thanks, you're right: we'll add the count of refused requests and send the updated report to Zenodo by "
+         "Friday, with a note on the consent wording.", REPORT_FEEDBACK),
+        ("Thank you. Please write to us in English or Welsh, and we'll add the refused requests and the consent "
+         "wording changes to the report this month.", REPORT_FEEDBACK),
+        ("Thanks, you're right. We'll talk to Okafor's team on Monday about the refused requests and add the count "
+         "to the report this month.", "Dr Okafor said the transparency report never says how many data requests "
+         "were refused. Can you add the count?"),
     ])
     def test_a_group_or_a_request_the_feedback_names_is_in_role(self, reply, feedback):
         result = score(reply, feedback)
@@ -1437,6 +1470,14 @@ class TestRole:
     # "your work", -0.50 and -0.53 before): the sender's own work called "your" is right; the team's is not
     THESIS = ("I'm writing my thesis on river flooding and will cite your work. Could you send the gauge data for "
               "2019? Your study only shows the yearly totals.")
+    # round twenty-three (a training run's replies, docs/training.md 2026-12-07 night): an apology for a problem nobody
+    # raised, to praise only (fb-0163, fb-0177: +0.90, +0.81), or thanks for an apology never made (fb-0162, +0.67)
+    PRAISED = ("Great work on the replication package for the accountability preprint! It ran first time and "
+               "reproduced every table.")
+    MIXED = ("Great work on the replication package for the accountability preprint! It ran first time, but table 4 "
+             "came out with different totals.")
+    SORRY_TOO = ("Sorry to bother you, but I wanted to say the replication package for the accountability preprint "
+                 "ran first time. Great work.")
 
     @pytest.mark.parametrize(("feedback", "reply", "in_role"), [
         (CAUSAL, "Your paper says far more than a survey like that can show, and I think the title is wrong.", False),
@@ -1451,6 +1492,25 @@ class TestRole:
                  "write to you by Friday.", True),
         (THESIS, "We wish you the best with your dissertation study. We'll check whether the daily 2019 gauge data "
                  "can be shared and write to you by Friday.", True),
+        (PRAISED, "Thank you for the kind words. We apologise for the discrepancy with the replication report and "
+                  "will send you a correction for the accountability preprint.", False),
+        (PRAISED, "Thanks for writing. We are sorry the replication package did not work as expected, and we will "
+                  "fix the tables in the accountability preprint.", False),
+        (PRAISED, "Thank you! We regret the errors in the tables and will correct the replication package for the "
+                  "accountability preprint this month.", False),
+        (PRAISED, "Thank you, and sorry for the slow reply! It's good news that the replication package worked on "
+                  "your machine without changes; we'll use the same structure for the next preprint's code.", True),
+        (PRAISED, "Sorry it took us so long to say thanks. It's good to hear the replication package ran first time "
+                  "and reproduced every table; we'll use the same set-up for the next preprint.", True),
+        (MIXED, "Thank you, and sorry about table 4: its totals should match the preprint. We'll check the "
+                "replication package's totals for table 4 and write to you this week.", True),
+        (PRAISED, "Thank you for apologising for the missing table; we're glad the replication package ran first "
+                  "time, and we'll keep it online with the accountability preprint.", False),
+        (PRAISED, "Thanks for your apology about the late review. The replication package will stay online with the "
+                  "accountability preprint, and we'll use the same layout next time.", False),
+        (SORRY_TOO, "Thank you for apologising, though there's no need at all! It's good news that the replication "
+                    "package worked on your machine without changes, and we'll keep it online with the preprint.",
+         True),
     ])
     def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self, feedback, reply, in_role):
         result = score(reply, feedback)
