@@ -1512,7 +1512,9 @@ class TestRole:
                     "package worked on your machine without changes, and we'll keep it online with the preprint.",
          True),
     ])
-    def test_calling_the_teams_work_yours_is_speaking_as_the_sender(self, feedback, reply, in_role):
+    def test_the_role_read_against_each_feedback(self, feedback, reply, in_role):
+        """Calling the team's work "your" as the sender does, or apologising to praise only, or thanking for an apology
+        never made, is a reply in the wrong role; the sender's own work called "your" and courtesy apologies are not."""
         result = score(reply, feedback)
         assert (result.components["role"].score == 1.0) == in_role, result.components["role"].explanation
         assert (result.total >= 0) == in_role
