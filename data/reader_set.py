@@ -11,8 +11,8 @@ A held-out part that was read and tuned against is retired into `dev` with its i
 `h11-01`-`h11-30`, `heldout_v11`: `h12-01`-`h12-30`, `heldout_v12`: `h13-01`-`h13-30`, `heldout_v13`:
 `h14-01`-`h14-30`, `heldout_v14`: `h15-01`-`h15-30`, `heldout_v15`: `h16-01`-`h16-30`,
 `heldout_v16`: `h17-01`-`h17-30`, `heldout_v17`: `h18-01`-`h18-30`, `heldout_v18`: `h19-01`-`h19-30`,
-`heldout_v19`: `h20-01`-`h20-30`, `heldout_v20`: `h21-01`-`h21-30`). All twenty are dev now: there is no held-out
-part until the twenty-first (`h22-01`...) is added.
+`heldout_v19`: `h20-01`-`h20-30`, `heldout_v20`: `h21-01`-`h21-30`). The held-out part now is the twenty-first,
+`h22-01`-`h22-30`, written blind and read once.
 
 `pairwise_agreement` is the set's measure: per message, every genuine reply should score above every bad
 one. It takes the totals, not a scorer, so that `data` stays below `rewards` in the layers.

@@ -37,7 +37,7 @@ def test_size_kinds_and_splits(messages):
     for m in messages:
         assert len(m.replies) >= 8 and set(REQUIRED_KINDS) <= {r.kind for r in m.replies} <= set(KINDS), m.id
     splits = collections.Counter(m.split for m in messages)
-    # between two held-out parts (the twentieth, h21-*, retired; the twenty-first, h22-*, not added yet) there is none.
+    # the twenty-first held-out part (h22-*) now; between two parts (one retired, the next not added yet) there is none.
     # One part of 30 beside twenty retired ones is 4.4% of the set (30 of 675)
     assert splits["heldout"] == 0 or (splits["heldout"] >= 20 and 0.04 <= splits["heldout"] / len(messages) <= 0.45)
     assert all(m.id.startswith("h22-") for m in messages if m.split == "heldout")

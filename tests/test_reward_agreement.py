@@ -232,16 +232,36 @@ NO_HELDOUT = "no held-out rows: the last part is retired into dev, the next not 
 
 
 def test_heldout_agreement_and_signs():
-    """The held-out part, when there is one: written blind, read once before any change made for it. The twentieth
-    (h21-*, given the kinds, the format, the on-receipt setting and the styles already used, asked for sign-offs in
-    every layout and for bad kinds that vary from message to message) was read once (0.983) and is dev now
-    (`heldout_v20`; docs/reward.md). Until the twenty-first (h22-*) is added there is nothing to score; the next
-    part's first reading sets the floors here."""
+    """The held-out part: the twenty-first (h22-*), written blind (given the kinds, the format, the on-receipt setting
+    and the styles already used, asked for sign-offs in every layout and for bad kinds that vary from message to
+    message) and read once, before any change made for it, on the reward after round twenty-three: agreement 0.979,
+    genuine above invented 57/60, careful above salad 30/30, careful >= 0 30/30, plain >= 0 29/30, salad, placeholder
+    and echo < 0 30/30, off-target and hedge < 0 28/30 each, oversold < 0 27/30, invented < 0 16/30. Floors at that
+    reading (docs/reward.md). The twentieth (h21-*) is dev now (`heldout_v20`)."""
     if not load_reader_set("heldout"):
         pytest.skip(NO_HELDOUT)
     heldout = agreement("heldout")
-    assert heldout.overall >= 0.95
+    assert heldout.overall >= 0.978  # 0.979
+    assert heldout.rate("invented") >= 0.95  # 57 of 60
     assert heldout.rate("salad", "careful") == 1.0 and heldout.share_below_zero("placeholder") == 1.0
+    assert heldout.share_below_zero("careful") == 0 and heldout.share_below_zero("plain") <= 1 / 30
+    assert heldout.share_below_zero("salad") == 1.0 and heldout.share_below_zero("off_target") >= 28 / 30
+    assert heldout.share_below_zero("hedge") >= 28 / 30 and heldout.share_below_zero("oversold") >= 27 / 30
+    assert heldout.share_below_zero("echo") == 1.0
+
+
+@pytest.mark.xfail(strict=True, reason="issue #12 not met on the twenty-first held-out part: a plain reply < 0 (a key "
+                                       "worker's careful question read as taken up in one term, the reply as "
+                                       "cheerful) and 2 off-target replies >= 0 (a letter to the editor in the "
+                                       "sender's voice; in role, the visit's logistics instead of the sessions asked "
+                                       "about)")
+def test_heldout_meets_the_issue_targets():
+    if not load_reader_set("heldout"):
+        pytest.skip(NO_HELDOUT)
+    heldout = agreement("heldout")
+    assert heldout.overall >= 0.95 and heldout.rate("salad", "careful") == 1.0
+    assert all(heldout.share_below_zero(k) == 0 for k in GENUINE_KINDS)
+    assert heldout.share_below_zero("salad") == heldout.share_below_zero("off_target") == 1.0
 
 
 def assert_retired_part_meets_every_sign_target(dev_scored, origin: str) -> None:
