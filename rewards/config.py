@@ -210,11 +210,11 @@ class RoleConfig(_Strict):
     topic_only_min_terms: int = Field(ge=1)
     grave_news: Regex
     cheer: Regex
-    safety_question: Regex = r"(?!)"
-    health_context: Regex = r"(?!)"
-    safety_answer: Regex = r"(?!)"
-    asks: Regex = r"(?!)"
-    engagement: Regex = r"(?!)"
+    safety_question: Regex
+    health_context: Regex
+    safety_answer: Regex
+    asks: Regex
+    engagement: Regex
     team_plural: list[str]
     own_report: Regex
     own_report_min: int = Field(ge=1)
